@@ -1,0 +1,133 @@
+"""The ``elmo-exp`` command line: one small function per command; the logic lives elsewhere."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from elmo_experiments.errors import ElmoError
+
+CONFIG_OPTIONS = [
+    click.option("-o", "--override", "overrides", multiple=True,
+                 help='JSON object or dotted path=value, e.g. -o trainer.num_epochs=1'),
+    click.option("--ext-var", "ext_vars", multiple=True, help="jsonnet ext var name=value"),
+]
+
+
+def config_options(function):  # type: ignore[no-untyped-def]
+    for option in reversed(CONFIG_OPTIONS):
+        function = option(function)
+    return function
+
+
+def _print_json(data: object) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True))
+
+
+@click.group()
+@click.version_option(package_name="elmo-experiments")
+def cli() -> None:
+    """Contextual word representations (ELMo) and the task models of Peters et al. (2018)."""
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("-s", "--serialization-dir", help="run directory (default runs/<config name>)")
+@click.option("--force", is_flag=True, help="wipe a non-empty run directory first")
+@click.option("--recover", is_flag=True, help="resume the run in a non-empty run directory")
+@config_options
+def train(config: str, serialization_dir: str | None, force: bool, recover: bool,
+          overrides: tuple[str, ...], ext_vars: tuple[str, ...]) -> None:
+    """Train the experiment CONFIG (a jsonnet file)."""
+    from elmo_experiments.config.loader import parse_ext_vars
+    from elmo_experiments.run import train as run_train
+
+    run_dir = serialization_dir or str(Path("runs") / Path(config).name.split(".")[0])
+    metrics = run_train(config, run_dir, parse_ext_vars(list(ext_vars)), list(overrides),
+                        force=force, recover=recover)
+    _print_json({k: v for k, v in metrics.items() if k != "data"})
+    click.echo(f"run directory: {run_dir}", err=True)
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
+@config_options
+def validate(config: str, overrides: tuple[str, ...], ext_vars: tuple[str, ...]) -> None:
+    """Check CONFIG completely without reading any data; list every problem."""
+    from elmo_experiments.config.experiment import validate_experiment
+    from elmo_experiments.config.loader import load_config, parse_ext_vars
+
+    raw = load_config(config, parse_ext_vars(list(ext_vars)), list(overrides))
+    experiment = validate_experiment(raw, source=config, check_paths=True)
+    click.echo(f"{config}: ok (model {experiment.model.entry.name}, "
+               f"reader {experiment.reader.entry.name})")
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("data_file", type=click.Path(dir_okay=False))
+@click.option("--weights", default="best.pt", show_default=True, help="checkpoint in RUN_DIR")
+@click.option("--predictions", type=click.Path(dir_okay=False), help="write JSON lines here")
+@click.option("--conlleval", type=click.Path(dir_okay=False),
+              help="write `token gold predicted` lines (conlleval's input) here")
+def evaluate(run_dir: str, data_file: str, weights: str, predictions: str | None,
+             conlleval: str | None) -> None:
+    """Evaluate the model in RUN_DIR on DATA_FILE; print its metrics as JSON."""
+    from elmo_experiments.predict import evaluate_file
+
+    _print_json(evaluate_file(run_dir, data_file, weights, predictions, conlleval))
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("input_file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--text", "raw_text", is_flag=True,
+              help="INPUT is raw text (tokenised with spaCy, split into sentences)")
+@click.option("--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
+@click.option("--weights", default="best.pt", show_default=True)
+def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
+            weights: str) -> None:
+    """Tag INPUT (a data file, or raw text with --text); write JSON lines."""
+    from elmo_experiments.predict import predict_lines
+
+    handle = open(output, "w", encoding="utf-8") if output else sys.stdout
+    try:
+        for record in predict_lines(run_dir, input_file, raw_text, weights):
+            handle.write(json.dumps(record) + "\n")
+    finally:
+        if output:
+            handle.close()
+
+
+@cli.group()
+def score() -> None:
+    """Score predictions with a task's official metric."""
+
+
+@score.command("ner")
+@click.argument("path", type=click.Path(dir_okay=False))
+def score_ner(path: str) -> None:
+    """Print conlleval's report for PATH (token lines; last two columns gold, predicted)."""
+    from elmo_experiments.metrics.span_f1 import conlleval_report
+
+    click.echo(conlleval_report(path), nl=False)
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=False)
+    except ElmoError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted; resume with `elmo-exp train CONFIG -s DIR --recover`", err=True)
+        sys.exit(130)

@@ -1,0 +1,90 @@
+"""The top-level experiment schema and its validation (every problem reported at once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from elmo_experiments.config.registry import Param, Spec
+from elmo_experiments.config.validate import Validator
+from elmo_experiments.data.batching import DATA_LOADER_PARAMS
+from elmo_experiments.data.files import resolve_data_path
+from elmo_experiments.errors import ConfigError, DataError
+from elmo_experiments.training.trainer import TRAINER_PARAMS
+
+VOCABULARY_PARAMS = (
+    Param("min_count", dict, {}, doc="namespace -> minimum count"),
+    Param("max_vocab_size", dict, {}, doc="namespace -> maximum size"),
+)
+
+EXPERIMENT_PARAMS = (
+    Param("dataset_reader", component="dataset_reader"),
+    Param("train_data_path", str),
+    Param("validation_data_path", str, None),
+    Param("test_data_path", str, None),
+    Param("evaluate_on_test", bool, False),
+    Param("vocabulary", fields=VOCABULARY_PARAMS, default={}),
+    Param("model", component="model"),
+    Param("data_loader", fields=DATA_LOADER_PARAMS, default={}),
+    Param("trainer", fields=TRAINER_PARAMS),
+    Param("random_seed", int, 13370),
+    Param("numpy_seed", int, None),
+    Param("pytorch_seed", int, None),
+)
+
+
+@dataclass
+class Experiment:
+    """A validated config: nested components as ``Spec``s, plain sections as dicts."""
+
+    reader: Spec
+    model: Spec
+    values: dict[str, Any]
+    raw: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+
+def validate_experiment(
+    config: dict[str, Any], source: str = "config", check_paths: bool = False
+) -> Experiment:
+    """Check the whole config against the registry; raise one ``ConfigError`` listing all.
+
+    With ``check_paths`` the data files must exist too (they are not read).
+    """
+    from elmo_experiments import components  # noqa: F401  (fills the registry)
+
+    validator = Validator()
+    values = validator.fields(config, EXPERIMENT_PARAMS, "")
+    trainer = values.get("trainer") or {}
+    metric = trainer.get("validation_metric")
+    if isinstance(metric, str) and (len(metric) < 2 or metric[0] not in "+-"):
+        validator.problems.append(
+            f"trainer.validation_metric: {metric!r} must start with + (maximise) or - (minimise)"
+        )
+    if values.get("evaluate_on_test") and not values.get("test_data_path"):
+        validator.problems.append("evaluate_on_test: true but test_data_path is not set")
+    if check_paths:
+        for key in ("train_data_path", "validation_data_path", "test_data_path"):
+            path = values.get(key)
+            if isinstance(path, str):
+                try:
+                    resolve_data_path(path)
+                except DataError as error:
+                    validator.problems.append(f"{key}: {error}")
+    reader, model = values.get("dataset_reader"), values.get("model")
+    if isinstance(reader, Spec) and isinstance(model, Spec):
+        indexers = reader.params.get("token_indexers") or {}
+        embedders = model.params.get("token_embedders")
+        if isinstance(embedders, dict):
+            for key in embedders:
+                if key not in indexers:
+                    validator.problems.append(
+                        f"model.token_embedders.{key}: no dataset_reader.token_indexers.{key} "
+                        f"feeds it (indexers: {', '.join(sorted(indexers)) or 'none'})"
+                    )
+    if validator.problems:
+        raise ConfigError(validator.problems, source=source)
+    assert isinstance(reader, Spec) and isinstance(model, Spec)
+    return Experiment(reader=reader, model=model, values=values, raw=config)

@@ -1,0 +1,116 @@
+"""An explicit registry: each component declares its parameters; no reflection on annotations.
+
+``@register("model", "crf_tagger", params=[...], context=("vocab",))`` records a builder and the
+parameters a config may give it. Validation (``validate.py``) checks a whole config against these
+declarations before anything is built; builders receive validated values and nested ``Spec``s.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One configurable parameter.
+
+    ``kind``: the JSON type(s) accepted (``int``, ``float``, ``str``, ``bool``, ``list``, ``dict``;
+    ``None`` accepts anything). ``component``: the registry category of a nested component;
+    with ``mapping=True`` the value is an object of named components, with ``sequence=True`` a
+    list of them. ``fields``: the parameters of a nested plain object.
+    """
+
+    name: str
+    kind: type | tuple[type, ...] | None = None
+    default: Any = REQUIRED
+    component: str | None = None
+    mapping: bool = False
+    sequence: bool = False
+    fields: tuple[Param, ...] | None = None
+    choices: tuple[Any, ...] | None = None
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered component: its builder, declared parameters and build-time context."""
+
+    category: str
+    name: str
+    builder: Callable[..., Any]
+    params: tuple[Param, ...]
+    context: tuple[str, ...] = ()
+
+
+@dataclass
+class Spec:
+    """A validated component config; ``build`` passes its params plus context to the builder."""
+
+    entry: Entry
+    params: dict[str, Any]
+    path: str
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def build(self, **context: Any) -> Any:
+        missing = [name for name in self.entry.context if name not in context]
+        if missing:
+            raise TypeError(f"{self.path}: builder needs context {missing}")
+        return self.entry.builder(**self.params, **context)
+
+
+_REGISTRY: dict[str, dict[str, Entry]] = {}
+
+
+def register(
+    category: str, name: str, params: list[Param] | tuple[Param, ...], context: tuple[str, ...] = ()
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``builder`` under ``category``/``name`` with its declared parameters."""
+
+    def decorate(builder: Callable[..., Any]) -> Callable[..., Any]:
+        entries = _REGISTRY.setdefault(category, {})
+        if name in entries and entries[name].builder is not builder:
+            raise ValueError(f"{category} {name!r} is registered twice")
+        entries[name] = Entry(category, name, builder, tuple(params), context)
+        return builder
+
+    return decorate
+
+
+def categories() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def entries(category: str) -> dict[str, Entry]:
+    return dict(_REGISTRY.get(category, {}))
+
+
+def suggest(word: str, options: list[str] | tuple[str, ...]) -> str:
+    """A ``; did you mean X?`` suffix, or an empty string."""
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def lookup(category: str, name: str) -> Entry | str:
+    """The entry, or a one-line problem naming the known alternatives."""
+    known = _REGISTRY.get(category, {})
+    if name in known:
+        return known[name]
+    hint = suggest(name, sorted(known))
+    if not hint:
+        hint = f" (known: {', '.join(sorted(known)) or 'none'})"
+    return f"unknown {category} type {name!r}{hint}"

@@ -1,0 +1,1 @@
+"""Data: readers (one file per format), token indexers, vocabulary, batching."""

@@ -1,0 +1,66 @@
+"""Opening data files: transparent ``.gz``, ``ELMO_DATA_DIR`` provenance, sample notices."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from pathlib import Path
+from typing import IO
+
+from elmo_experiments.errors import DataError
+
+DATA_DIR_VARIABLE = "ELMO_DATA_DIR"
+
+
+def resolve_data_path(path: str | Path) -> Path:
+    """The file to read: ``path`` itself, or ``path + '.gz'`` when only the gzipped one exists."""
+    candidate = Path(path).expanduser()
+    if candidate.is_file():
+        return candidate
+    gzipped = candidate.with_name(candidate.name + ".gz")
+    if gzipped.is_file():
+        return gzipped
+    hint = ""
+    if DATA_DIR_VARIABLE not in os.environ:
+        hint = f" (set {DATA_DIR_VARIABLE} to the data root, e.g. ../shared/data)"
+    raise DataError(f"{path}: no such data file{hint}")
+
+
+def open_text(path: str | Path) -> IO[str]:
+    """Open a UTF-8 text file, gunzipping ``.gz`` files."""
+    resolved = resolve_data_path(path)
+    if resolved.suffix == ".gz":
+        return gzip.open(resolved, "rt", encoding="utf-8")
+    return open(resolved, encoding="utf-8")
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-1 of a file's bytes (recorded in the run's data provenance)."""
+    digest = hashlib.sha1()
+    with open(resolve_data_path(path), "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def is_embedded_sample(path: str | Path) -> bool:
+    """Whether ``path`` points into a task's embedded ``sample/`` folder."""
+    parts = Path(path).resolve().parts
+    return "tasks" in parts and "sample" in parts
+
+
+def provenance(paths: dict[str, str | None]) -> dict[str, object]:
+    """What data a run used: the data root, and per split the file, its size and SHA-1."""
+    splits: dict[str, object] = {}
+    for split, path in paths.items():
+        if path is None:
+            continue
+        resolved = resolve_data_path(path)
+        splits[split] = {
+            "path": str(resolved.resolve()),
+            "bytes": resolved.stat().st_size,
+            "sha1": file_digest(resolved),
+            "embedded_sample": is_embedded_sample(resolved),
+        }
+    return {"data_dir": os.environ.get(DATA_DIR_VARIABLE), "splits": splits}

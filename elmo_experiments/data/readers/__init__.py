@@ -1,0 +1,1 @@
+"""Dataset readers, one file per data format."""

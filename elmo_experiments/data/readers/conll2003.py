@@ -1,0 +1,92 @@
+"""CoNLL-2003 (``word POS chunk NER`` per line, IOB1 tags, ``-DOCSTART-`` lines)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.data.files import open_text, resolve_data_path
+from elmo_experiments.data.tag_schemes import convert_tags
+from elmo_experiments.data.token_indexers import TokenIndexer
+from elmo_experiments.errors import DataError
+
+COLUMNS = {"pos": 1, "chunk": 2, "ner": 3}
+_CHUNK_TAG = re.compile(r"^(O|[IB]-\S+)$")
+
+
+def iter_sentences(path: str | Path) -> Iterator[tuple[int, list[list[str]]]]:
+    """Yield (first line number, rows of fields) per sentence, skipping ``-DOCSTART-`` lines."""
+    rows: list[list[str]] = []
+    start = 0
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.split()
+            if not fields or fields[0] == "-DOCSTART-":
+                if rows:
+                    yield start, rows
+                rows = []
+                continue
+            if not rows:
+                start = number
+            rows.append(fields)
+    if rows:
+        yield start, rows
+
+
+class Conll2003Reader:
+    """Reads tokens and one tag column; converts IOB1 chunk tags to ``coding_scheme``."""
+
+    def __init__(
+        self,
+        token_indexers: dict[str, Spec],
+        tag_label: str = "ner",
+        coding_scheme: str = "BIOUL",
+    ) -> None:
+        self.token_indexers: dict[str, TokenIndexer] = {
+            key: spec.build() for key, spec in token_indexers.items()
+        }
+        self.tag_label = tag_label
+        self.label_encoding = coding_scheme if tag_label != "pos" else None
+        self.coding_scheme = coding_scheme
+
+    def read(self, path: str | Path) -> list[dict[str, Any]]:
+        resolved = resolve_data_path(path)
+        instances = []
+        column = COLUMNS[self.tag_label]
+        for start, rows in iter_sentences(resolved):
+            for offset, fields in enumerate(rows):
+                if len(fields) != 4:
+                    raise DataError(
+                        f"{resolved}:{start + offset}: expected 4 columns "
+                        f"(word POS chunk NER), found {len(fields)}"
+                    )
+                if self.tag_label != "pos" and not _CHUNK_TAG.match(fields[column]):
+                    raise DataError(
+                        f"{resolved}:{start + offset}: invalid {self.tag_label} tag "
+                        f"{fields[column]!r} (expected O, I-TYPE or B-TYPE)"
+                    )
+            tokens = [fields[0] for fields in rows]
+            tags = [fields[column] for fields in rows]
+            if self.tag_label != "pos":
+                tags = convert_tags(tags, "IOB1", self.coding_scheme)
+            instances.append({"tokens": tokens, "tags": tags})
+        if not instances:
+            raise DataError(f"{resolved}: no sentences found")
+        return instances
+
+    def text_to_instance(self, tokens: list[str], tags: list[str] | None = None) -> dict[str, Any]:
+        return {"tokens": tokens, "tags": tags}
+
+
+register(
+    "dataset_reader",
+    "conll2003",
+    params=[
+        Param("token_indexers", component="token_indexer", mapping=True),
+        Param("tag_label", str, "ner", choices=("ner", "pos", "chunk")),
+        Param("coding_scheme", str, "BIOUL", choices=("IOB1", "BIO", "BIOUL")),
+    ],
+)(Conll2003Reader)

@@ -1,0 +1,27 @@
+"""User-facing errors: each carries a one-line message naming the file, line, key or shape."""
+
+
+class ElmoError(Exception):
+    """Base class of every error a user can cause; the CLI prints it without a traceback."""
+
+
+class ConfigError(ElmoError):
+    """One or more problems in an experiment config, each with its dotted path."""
+
+    def __init__(self, problems: list[str], source: str = "config") -> None:
+        self.problems = list(problems)
+        self.source = source
+        if len(self.problems) == 1:
+            message = f"{source}: {self.problems[0]}"
+        else:
+            lines = "\n".join(f"  {p}" for p in self.problems)
+            message = f"{source}: {len(self.problems)} problems\n{lines}"
+        super().__init__(message)
+
+
+class DataError(ElmoError):
+    """Malformed or missing data; the message names the file and line."""
+
+
+class RunDirError(ElmoError):
+    """A run directory that cannot be used as asked (exists, missing, incompatible)."""

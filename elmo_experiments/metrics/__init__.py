@@ -1,0 +1,1 @@
+"""Evaluation metrics (conlleval-exact span F1)."""

@@ -1,0 +1,1 @@
+"""Task models, one file per task head."""

@@ -1,0 +1,110 @@
+"""BiLSTM-CRF sequence tagger (Lample et al. 2016; the ELMo paper's NER model)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.data.tag_schemes import allowed_transitions
+from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.metrics.span_f1 import SpanF1
+from elmo_experiments.modules.crf import ConditionalRandomField
+from elmo_experiments.modules.embedders.stack import EmbedderStack
+
+
+class CrfTagger(torch.nn.Module):
+    """Embedder stack -> encoder -> dropout -> linear tag scores -> CRF (constrained Viterbi)."""
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        token_embedders: dict[str, Spec],
+        encoder: Spec,
+        label_encoding: str | None,
+        label_namespace: str = "labels",
+        dropout: float = 0.5,
+        constrain_crf_decoding: bool = True,
+        include_start_end_transitions: bool = True,
+    ) -> None:
+        super().__init__()
+        self.vocab = vocab
+        self.label_namespace = label_namespace
+        self.embedder = EmbedderStack(
+            {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()}
+        )
+        self.encoder = encoder.build(input_dim=self.embedder.output_dim)
+        self.dropout = torch.nn.Dropout(dropout)
+        labels = vocab.tokens(label_namespace)
+        self.tag_projection = torch.nn.Linear(self.encoder.output_dim, len(labels))
+        constraints = None
+        if constrain_crf_decoding and label_encoding is not None:
+            constraints = allowed_transitions(label_encoding, dict(enumerate(labels)))
+        self.crf = ConditionalRandomField(len(labels), constraints, include_start_end_transitions)
+        self.span_f1 = SpanF1() if label_encoding is not None else None
+        self._correct = 0
+        self._total = 0
+
+    def forward(
+        self,
+        tokens: dict[str, torch.Tensor],
+        mask: torch.Tensor,
+        tags: torch.Tensor | None = None,
+        **_: Any,
+    ) -> dict[str, Any]:
+        embedded = self.embedder(tokens)  # (batch, seq, embed_dim)
+        encoded = self.dropout(self.encoder(embedded, mask))  # (batch, seq, enc_dim)
+        logits = self.tag_projection(encoded)  # (batch, seq, num_tags)
+        best = self.crf.viterbi_tags(logits, mask)
+        output: dict[str, Any] = {"logits": logits, "predicted_ids": [path for path, _ in best]}
+        if tags is not None:
+            loss = -self.crf(logits, tags, mask)
+            penalty = self.embedder.regularization_penalty()
+            output["loss"] = loss if penalty is None else loss + penalty
+            self._update_metrics(output["predicted_ids"], tags, mask)
+        return output
+
+    def _update_metrics(self, predicted: list[list[int]], tags: torch.Tensor, mask: torch.Tensor):
+        lengths = mask.sum(dim=1).tolist()
+        gold_ids = [row[:n] for row, n in zip(tags.tolist(), lengths, strict=True)]
+        for gold, guess in zip(gold_ids, predicted, strict=True):
+            self._correct += sum(g == p for g, p in zip(gold, guess, strict=True))
+            self._total += len(gold)
+        if self.span_f1 is not None:
+            self.span_f1.update(
+                [self.decode_tags(g) for g in gold_ids], [self.decode_tags(p) for p in predicted]
+            )
+
+    def decode_tags(self, ids: list[int]) -> list[str]:
+        return [self.vocab.token(self.label_namespace, i) for i in ids]
+
+    def human_readable(self, output: dict[str, Any], batch: dict[str, Any]) -> list[dict[str, Any]]:
+        """One JSON-able record per sentence: its tokens and predicted tags."""
+        return [
+            {"tokens": meta["tokens"], "tags": self.decode_tags(ids)}
+            for meta, ids in zip(batch["metadata"], output["predicted_ids"], strict=True)
+        ]
+
+    def get_metrics(self, reset: bool = False) -> dict[str, float]:
+        metrics = {"accuracy": 100.0 * self._correct / self._total if self._total else 0.0}
+        if self.span_f1 is not None:
+            metrics.update(self.span_f1.get_metric(reset=reset))
+        if reset:
+            self._correct = self._total = 0
+        return metrics
+
+
+register(
+    "model",
+    "crf_tagger",
+    params=[
+        Param("token_embedders", component="token_embedder", mapping=True),
+        Param("encoder", component="seq2seq_encoder"),
+        Param("label_namespace", str, "labels"),
+        Param("dropout", float, 0.5),
+        Param("constrain_crf_decoding", bool, True),
+        Param("include_start_end_transitions", bool, True),
+    ],
+    context=("vocab", "label_encoding"),
+)(CrfTagger)

@@ -1,0 +1,1 @@
+"""Reusable task pieces: embedders, encoders, CRF, dropout."""

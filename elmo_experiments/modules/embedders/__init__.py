@@ -1,0 +1,1 @@
+"""Token embedders (one file each) and the stack that concatenates them."""

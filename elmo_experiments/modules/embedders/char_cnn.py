@@ -1,0 +1,75 @@
+"""Character CNN token embedder: character embeddings, 1-D convolutions, max-pool over the word."""
+
+from __future__ import annotations
+
+import torch
+
+from elmo_experiments.config.registry import Param, register
+from elmo_experiments.data.vocabulary import Vocabulary
+
+ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "linear": lambda x: x}
+
+
+class CharacterCnn(torch.nn.Module):
+    """Embeds each token from its characters (Ma & Hovy 2016; ELMo paper's NER baseline).
+
+    Convolution, then max-pool over character positions, then the activation; padded
+    character positions are excluded from the max.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        embedding_dim: int = 16,
+        num_filters: int = 128,
+        ngram_filter_sizes: tuple[int, ...] | list[int] = (3,),
+        activation: str = "relu",
+        dropout: float = 0.0,
+        vocab_namespace: str = "token_characters",
+    ) -> None:
+        super().__init__()
+        self.embedding = torch.nn.Embedding(vocab.size(vocab_namespace), embedding_dim, 0)
+        self.convolutions = torch.nn.ModuleList(
+            torch.nn.Conv1d(embedding_dim, num_filters, width) for width in ngram_filter_sizes
+        )
+        self.widths = list(ngram_filter_sizes)
+        self.activation = ACTIVATIONS[activation]
+        self.dropout = torch.nn.Dropout(dropout)
+        self.output_dim = num_filters * len(self.widths)
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
+        # chars: (batch, seq, word_len)
+        batch, seq, word_len = chars.shape
+        token_mask = chars[:, :, 0] != 0  # (batch, seq)
+        words = chars[token_mask]  # (tokens, word_len): only real tokens go through the CNN
+        pad = max(self.widths) - word_len
+        if pad > 0:
+            words = torch.nn.functional.pad(words, (0, pad))
+        embedded = self.dropout(self.embedding(words)).transpose(1, 2)  # (tokens, emb, word_len)
+        lengths = (words != 0).sum(dim=1)  # (tokens,)
+        pooled = []
+        for width, conv in zip(self.widths, self.convolutions, strict=True):
+            features = conv(embedded)  # (tokens, filters, word_len - width + 1)
+            positions = torch.arange(features.shape[2], device=chars.device)
+            valid = positions[None, :] <= (lengths - width).clamp(min=0)[:, None]
+            features = features.masked_fill(~valid[:, None, :], float("-inf"))
+            pooled.append(features.max(dim=2).values)  # (tokens, filters)
+        encoded = self.activation(torch.cat(pooled, dim=1))  # (tokens, output_dim)
+        out = encoded.new_zeros(batch, seq, self.output_dim)
+        out[token_mask] = encoded
+        return out  # (batch, seq, output_dim)
+
+
+register(
+    "token_embedder",
+    "character_encoding",
+    params=[
+        Param("embedding_dim", int, 16),
+        Param("num_filters", int, 128),
+        Param("ngram_filter_sizes", list, [3]),
+        Param("activation", str, "relu", choices=tuple(ACTIVATIONS)),
+        Param("dropout", float, 0.0),
+        Param("vocab_namespace", str, "token_characters"),
+    ],
+    context=("vocab",),
+)(CharacterCnn)

@@ -1,0 +1,84 @@
+"""Word embeddings: random or loaded from a GloVe / word2vec text file (``.gz`` too)."""
+
+from __future__ import annotations
+
+import torch
+
+from elmo_experiments.config.registry import Param, register
+from elmo_experiments.data.files import open_text, resolve_data_path
+from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.errors import DataError
+
+
+def read_pretrained(path: str, dim: int, wanted: set[str]) -> dict[str, list[float]]:
+    """Vectors for the ``wanted`` words (exact or lowercased) from a text embedding file.
+
+    Accepts GloVe (``word v1 .. vD``) and word2vec text (a ``count dim`` header line first).
+    """
+    resolved = resolve_data_path(path)
+    found: dict[str, list[float]] = {}
+    with open_text(resolved) as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.rstrip().split(" ")
+            if number == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
+                if int(fields[1]) != dim:
+                    raise DataError(f"{resolved}:1: vectors have {fields[1]} dims, config says {dim}")
+                continue
+            if len(fields) != dim + 1:
+                raise DataError(
+                    f"{resolved}:{number}: expected a word and {dim} values, found {len(fields) - 1}"
+                )
+            if fields[0] in wanted:
+                try:
+                    found[fields[0]] = [float(x) for x in fields[1:]]
+                except ValueError:
+                    raise DataError(f"{resolved}:{number}: non-numeric vector value") from None
+    return found
+
+
+class WordEmbedding(torch.nn.Module):
+    """Looks up one vector per token id; id 0 (padding) is a zero vector."""
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        embedding_dim: int,
+        vocab_namespace: str = "tokens",
+        pretrained_file: str | None = None,
+        trainable: bool = True,
+    ) -> None:
+        super().__init__()
+        num = vocab.size(vocab_namespace)
+        weight = torch.empty(num, embedding_dim)
+        torch.nn.init.xavier_uniform_(weight)
+        if pretrained_file:
+            words = vocab.tokens(vocab_namespace)
+            wanted = set(words) | {w.lower() for w in words}
+            vectors = read_pretrained(pretrained_file, embedding_dim, wanted)
+            if vectors:
+                stacked = torch.tensor(list(vectors.values()))
+                weight.normal_(stacked.mean().item(), stacked.std().item())
+                for index, word in enumerate(words):
+                    vector = vectors.get(word, vectors.get(word.lower()))
+                    if vector is not None:
+                        weight[index] = torch.tensor(vector)
+        weight[0] = 0.0
+        self.weight = torch.nn.Parameter(weight, requires_grad=trainable)
+        self.output_dim = embedding_dim
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        # ids: (batch, seq) -> (batch, seq, dim)
+        return torch.nn.functional.embedding(ids, self.weight, padding_idx=0)
+
+
+register(
+    "token_embedder",
+    "embedding",
+    params=[
+        Param("embedding_dim", int),
+        Param("vocab_namespace", str, "tokens"),
+        Param("pretrained_file", str, None),
+        Param("trainable", bool, True),
+    ],
+    context=("vocab",),
+)(WordEmbedding)

@@ -1,0 +1,65 @@
+"""Evaluating and applying a trained run: metrics on a data file, predictions as JSON lines."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from elmo_experiments.data.batching import index_instances
+from elmo_experiments.data.files import open_text
+from elmo_experiments.run import load_run
+from elmo_experiments.training.trainer import evaluate
+
+
+def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "best.pt",
+                  predictions_path: str | None = None,
+                  conlleval_path: str | None = None) -> dict[str, Any]:
+    """Metrics of the run's model on ``data_file``; optionally write its predictions."""
+    run = load_run(run_dir, weights)
+    instances = run.reader.read(data_file)
+    data = index_instances(instances, run.reader.token_indexers, run.vocab)
+    predictions: list[dict[str, Any]] = []
+    metrics = evaluate(run.model, data, run.reader.token_indexers,
+                       run.experiment["data_loader"], predictions)
+    if predictions_path:
+        with open(predictions_path, "w", encoding="utf-8") as handle:
+            for record in predictions:
+                handle.write(json.dumps(record) + "\n")
+    if conlleval_path:
+        with open(conlleval_path, "w", encoding="utf-8") as handle:
+            for instance, record in zip(instances, predictions, strict=True):
+                for token, gold, guess in zip(instance["tokens"], instance["tags"],
+                                              record["tags"], strict=True):
+                    handle.write(f"{token} {gold} {guess}\n")
+                handle.write("\n")
+    return metrics
+
+
+def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
+    if raw_text:
+        from elmo_experiments.data.tokenizers import split_sentences
+
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open_text(path) as handle:
+                text = handle.read()
+        sentences = [s for line in text.splitlines() if line.strip()
+                     for s in split_sentences(line)]
+        return [reader.text_to_instance(tokens) for tokens in sentences]
+    return [{**instance, "tags": None} for instance in reader.read(path)]
+
+
+def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,
+                  weights: str = "best.pt") -> Iterator[dict[str, Any]]:
+    """Predictions for every sentence of ``input_path``, in input order."""
+    run = load_run(run_dir, weights)
+    instances = _read_input(input_path, raw_text, run.reader)
+    data = index_instances(instances, run.reader.token_indexers, run.vocab)
+    predictions: list[dict[str, Any]] = []
+    evaluate(run.model, data, run.reader.token_indexers, run.experiment["data_loader"],
+             predictions)
+    yield from predictions

@@ -1,0 +1,213 @@
+"""Explicit assembly: config -> reader -> data -> vocabulary -> model -> trainer -> run dir."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from elmo_experiments.config.experiment import Experiment, validate_experiment
+from elmo_experiments.config.loader import load_config
+from elmo_experiments.data.batching import IndexedInstance, index_instances
+from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path
+from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.errors import RunDirError
+from elmo_experiments.training.callbacks import Callback, JsonlLog
+from elmo_experiments.training.run_dir import load_checkpoint, prepare_run_dir, write_json
+from elmo_experiments.training.trainer import Trainer, build_scheduler, evaluate
+
+logger = logging.getLogger("elmo_experiments")
+
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass
+class Assembled:
+    """The built pieces of an experiment."""
+
+    experiment: Experiment
+    reader: Any
+    vocab: Vocabulary
+    model: torch.nn.Module
+
+
+def seed_everything(values: dict[str, Any]) -> int:
+    seed = values["random_seed"]
+    random.seed(seed)
+    np.random.seed(values["numpy_seed"] if values["numpy_seed"] is not None else seed)
+    torch.manual_seed(values["pytorch_seed"] if values["pytorch_seed"] is not None else seed)
+    return seed
+
+
+def setup_logging(run_dir: Path | None) -> None:
+    logger.setLevel(logging.INFO)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+    console = logging.StreamHandler(sys.stderr)
+    console.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(console)
+    if run_dir is not None:
+        file_handler = logging.FileHandler(run_dir / "out.log", encoding="utf-8")
+        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(file_handler)
+
+
+def data_paths(experiment: Experiment) -> dict[str, str | None]:
+    return {
+        "train": experiment["train_data_path"],
+        "validation": experiment["validation_data_path"],
+        "test": experiment["test_data_path"],
+    }
+
+
+def warn_if_sample(paths: dict[str, str | None]) -> bool:
+    """Print a loud notice when the run uses an embedded sample instead of real data."""
+    samples = [p for p in paths.values() if p and is_embedded_sample(resolve_data_path(p))]
+    if samples:
+        bar = "!" * 78
+        logger.warning("%s\n!! Using the EMBEDDED SAMPLE data (%s).\n!! Its numbers mean "
+                       "nothing; set ELMO_DATA_DIR=/path/to/data for real runs.\n%s",
+                       bar, ", ".join(samples), bar)
+    return bool(samples)
+
+
+def build_vocabulary(reader: Any, instances: list[dict[str, Any]],
+                     settings: dict[str, Any]) -> Vocabulary:
+    counts: dict[str, Counter[str]] = {}
+    for instance in instances:
+        for indexer in reader.token_indexers.values():
+            indexer.count(instance["tokens"], counts)
+        if instance.get("tags") is not None:
+            counts.setdefault("labels", Counter()).update(instance["tags"])
+    return Vocabulary.from_counts(counts, settings["min_count"], settings["max_vocab_size"])
+
+
+def build_model(experiment: Experiment, reader: Any, vocab: Vocabulary) -> torch.nn.Module:
+    context = {"vocab": vocab, "label_encoding": getattr(reader, "label_encoding", None)}
+    return experiment.model.build(**{k: context[k] for k in experiment.model.entry.context})
+
+
+def _config_differences(old: Any, new: Any, path: str = "") -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        diffs = []
+        for key in sorted(set(old) | set(new)):
+            where = f"{path}.{key}" if path else key
+            diffs += _config_differences(old.get(key), new.get(key), where)
+        return diffs
+    return [] if old == new else [path or "<top>"]
+
+
+def train(
+    config_path: str | Path,
+    serialization_dir: str | Path,
+    ext_vars: dict[str, str] | None = None,
+    overrides: list[str] | None = None,
+    force: bool = False,
+    recover: bool = False,
+    callbacks: list[Callback] | None = None,
+) -> dict[str, Any]:
+    """Train an experiment; returns (and writes) ``metrics.json``'s contents."""
+    config = load_config(config_path, ext_vars, overrides)
+    experiment = validate_experiment(config, source=str(config_path), check_paths=True)
+    run_dir = prepare_run_dir(serialization_dir, force=force, recover=recover)
+    if recover:
+        saved = json.loads((run_dir / "config.json").read_text())
+        differences = _config_differences(saved, config)
+        if differences:
+            raise RunDirError(f"{run_dir}/config.json differs from {config_path} at "
+                              f"{', '.join(differences[:5])}; cannot recover with another config")
+    else:
+        write_json(run_dir / "config.json", config)
+    setup_logging(run_dir)
+    return _train(experiment, run_dir, recover, callbacks or [])
+
+
+def _train(experiment: Experiment, run_dir: Path, recover: bool,
+           extra_callbacks: list[Callback]) -> dict[str, Any]:
+    seed = seed_everything(experiment.values)
+    paths = data_paths(experiment)
+    used_sample = warn_if_sample(paths)
+    reader = experiment.reader.build()
+    datasets = {split: reader.read(path) for split, path in paths.items() if path}
+    vocab_dir = run_dir / "vocabulary"
+    if recover and vocab_dir.is_dir():
+        vocab = Vocabulary.load(vocab_dir)
+    else:
+        vocab = build_vocabulary(reader, datasets["train"], experiment["vocabulary"])
+        vocab.save(vocab_dir)
+    model = build_model(experiment, reader, vocab)
+    indexed = {split: index_instances(data, reader.token_indexers, vocab)
+               for split, data in datasets.items()}
+    settings = experiment["trainer"]
+    optimizer = settings["optimizer"].build(
+        parameters=[p for p in model.parameters() if p.requires_grad])
+    scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,
+                                settings["validation_metric"])
+    callbacks: list[Callback] = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]],
+                                 *extra_callbacks]
+    trainer = Trainer(model, optimizer, scheduler, reader.token_indexers, indexed["train"],
+                      indexed.get("validation"), experiment["data_loader"], settings, run_dir,
+                      seed, callbacks)
+    if recover:
+        trainer.restore()
+    for callback in callbacks:
+        callback.on_start(run_dir, experiment.raw)
+    logger.info("training on %d sentences, %d parameters", len(indexed["train"]),
+                sum(p.numel() for p in model.parameters() if p.requires_grad))
+    best = trainer.train()
+    metrics = _final_metrics(trainer, best, model, indexed, reader, experiment, run_dir)
+    metrics["data"] = {**provenance(paths), "embedded_sample": used_sample}
+    write_json(run_dir / "metrics.json", metrics)
+    for callback in callbacks:
+        callback.on_end(metrics)
+    return metrics
+
+
+def _final_metrics(trainer: Trainer, best: dict[str, Any], model: torch.nn.Module,
+                   indexed: dict[str, list[IndexedInstance]], reader: Any,
+                   experiment: Experiment, run_dir: Path) -> dict[str, Any]:
+    state = trainer.state
+    metrics: dict[str, Any] = {
+        "best_epoch": state.best_epoch,
+        "epochs_completed": state.epoch,
+        "training_duration_s": state.elapsed,
+        "epoch_durations_s": [r["duration_s"] for r in state.history],
+    }
+    for key, value in best.items():
+        if key.startswith("validation_"):
+            metrics[f"best_{key}"] = value
+        elif key.startswith("training_"):
+            metrics[key] = value
+    if (run_dir / "best.pt").is_file():
+        model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
+    if experiment["evaluate_on_test"] and "test" in indexed:
+        test = evaluate(model, indexed["test"], reader.token_indexers, experiment["data_loader"])
+        metrics.update({f"test_{k}": v for k, v in test.items()})
+        logger.info("test: %s", json.dumps({k: round(v, 4) for k, v in test.items()
+                                             if isinstance(v, float) and "-" not in k}))
+    return metrics
+
+
+def load_run(run_dir: str | Path, weights: str = "best.pt") -> Assembled:
+    """Rebuild a trained model from its run directory (config, vocabulary, weights)."""
+    run_dir = Path(run_dir)
+    config_file = run_dir / "config.json"
+    if not config_file.is_file():
+        raise RunDirError(f"{run_dir}: not a run directory (no config.json)")
+    config = json.loads(config_file.read_text())
+    experiment = validate_experiment(config, source=str(config_file))
+    reader = experiment.reader.build()
+    vocab = Vocabulary.load(run_dir / "vocabulary")
+    model = build_model(experiment, reader, vocab)
+    model.load_state_dict(load_checkpoint(run_dir / weights)["model"])
+    model.eval()
+    return Assembled(experiment, reader, vocab, model)

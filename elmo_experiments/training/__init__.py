@@ -1,0 +1,1 @@
+"""Training: the loop, checkpoints and recovery, optimizers, schedulers, callbacks."""

@@ -1,0 +1,66 @@
+"""Optimizers and learning-rate schedulers selectable from config."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+
+from elmo_experiments.config.registry import Param, register
+
+Parameters = Iterable[torch.nn.Parameter]
+
+
+@register("optimizer", "adam", context=("parameters",), params=[
+    Param("lr", float, 1e-3), Param("betas", list, [0.9, 0.999]), Param("eps", float, 1e-8),
+    Param("weight_decay", float, 0.0), Param("amsgrad", bool, False)])
+def adam(parameters: Parameters, lr: float, betas: list[float], eps: float,
+         weight_decay: float, amsgrad: bool) -> torch.optim.Optimizer:
+    return torch.optim.Adam(parameters, lr=lr, betas=(betas[0], betas[1]), eps=eps,
+                            weight_decay=weight_decay, amsgrad=amsgrad)
+
+
+@register("optimizer", "sgd", context=("parameters",), params=[
+    Param("lr", float), Param("momentum", float, 0.0), Param("weight_decay", float, 0.0),
+    Param("nesterov", bool, False)])
+def sgd(parameters: Parameters, lr: float, momentum: float, weight_decay: float,
+        nesterov: bool) -> torch.optim.Optimizer:
+    return torch.optim.SGD(parameters, lr=lr, momentum=momentum, weight_decay=weight_decay,
+                           nesterov=nesterov)
+
+
+@register("optimizer", "adadelta", context=("parameters",), params=[
+    Param("lr", float, 1.0), Param("rho", float, 0.95), Param("eps", float, 1e-6),
+    Param("weight_decay", float, 0.0)])
+def adadelta(parameters: Parameters, lr: float, rho: float, eps: float,
+             weight_decay: float) -> torch.optim.Optimizer:
+    return torch.optim.Adadelta(parameters, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
+
+
+@register("optimizer", "adagrad", context=("parameters",), params=[
+    Param("lr", float, 0.2), Param("initial_accumulator_value", float, 0.0),
+    Param("weight_decay", float, 0.0)])
+def adagrad(parameters: Parameters, lr: float, initial_accumulator_value: float,
+            weight_decay: float) -> torch.optim.Optimizer:
+    return torch.optim.Adagrad(parameters, lr=lr, weight_decay=weight_decay,
+                               initial_accumulator_value=initial_accumulator_value)
+
+
+@register("lr_scheduler", "reduce_on_plateau", context=("optimizer", "mode"), params=[
+    Param("factor", float, 0.5), Param("patience", int, 2), Param("min_lr", float, 0.0),
+    Param("threshold", float, 1e-4)])
+def reduce_on_plateau(optimizer: torch.optim.Optimizer, mode: str, factor: float, patience: int,
+                      min_lr: float, threshold: float) -> torch.optim.lr_scheduler.ReduceLROnPlateau:
+    """Steps on the validation metric once per epoch (``mode`` follows its +/- sign)."""
+    return torch.optim.lr_scheduler.ReduceLROnPlateau(
+        optimizer, mode=mode, factor=factor, patience=patience, min_lr=min_lr, threshold=threshold
+    )
+
+
+@register("lr_scheduler", "step", context=("optimizer", "mode"), params=[
+    Param("step_size", int), Param("gamma", float, 0.1)])
+def step(optimizer: torch.optim.Optimizer, mode: str, step_size: int,
+         gamma: float) -> torch.optim.lr_scheduler.StepLR:
+    """Multiplies the learning rate by ``gamma`` every ``step_size`` epochs."""
+    del mode
+    return torch.optim.lr_scheduler.StepLR(optimizer, step_size=step_size, gamma=gamma)

@@ -1,0 +1,70 @@
+"""The run directory: creation rules (``--force`` / ``--recover``) and atomic file writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from elmo_experiments.errors import RunDirError
+
+
+def prepare_run_dir(path: str | Path, force: bool = False, recover: bool = False) -> Path:
+    """Create ``path``; a non-empty one needs ``force`` (wipe it) or ``recover`` (resume it)."""
+    path = Path(path)
+    if force and recover:
+        raise RunDirError("--force and --recover exclude each other")
+    exists = path.is_dir() and any(path.iterdir())
+    if recover:
+        if not (path / "config.json").is_file():
+            raise RunDirError(f"{path}: nothing to recover (no config.json)")
+        return path
+    if exists:
+        if not force:
+            raise RunDirError(
+                f"{path}: run directory exists and is not empty; "
+                "use --recover to resume it or --force to overwrite it"
+            )
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(handle)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    """Write JSON atomically (temporary file + rename)."""
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+
+    _atomic_write(Path(path), write)
+
+
+def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
+    """``torch.save`` atomically, so an interrupted write never corrupts the last checkpoint."""
+    _atomic_write(Path(path), lambda tmp: torch.save(state, tmp))
+
+
+def load_checkpoint(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise RunDirError(f"{path}: no such checkpoint")
+    return torch.load(path, map_location="cpu", weights_only=False)

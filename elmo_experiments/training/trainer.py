@@ -1,0 +1,232 @@
+"""The training loop: epochs, validation with patience, checkpoints, exact recovery."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from elmo_experiments.config.registry import Param, Spec
+from elmo_experiments.data.batching import IndexedInstance, iterate_batches, num_batches
+from elmo_experiments.data.token_indexers import TokenIndexer
+from elmo_experiments.training.callbacks import Callback
+from elmo_experiments.training.run_dir import load_checkpoint, save_checkpoint, write_json
+
+logger = logging.getLogger(__name__)
+
+TRAINER_PARAMS = (
+    Param("num_epochs", int, 20),
+    Param("patience", int, None, doc="epochs without improvement before stopping"),
+    Param("validation_metric", str, "-loss", doc="+name to maximise, -name to minimise"),
+    Param("grad_norm", float, None, doc="rescale gradients to this total norm"),
+    Param("grad_clipping", float, None, doc="clip each gradient value to +-this"),
+    Param("optimizer", component="optimizer"),
+    Param("learning_rate_scheduler", component="lr_scheduler", default=None),
+    Param("callbacks", component="callback", sequence=True, default=[]),
+    Param("progress_bar", bool, True),
+)
+
+
+@dataclass
+class TrainState:
+    """Everything needed to resume exactly after a completed epoch."""
+
+    epoch: int = 0
+    best_epoch: int | None = None
+    best_value: float | None = None
+    bad_epochs: int = 0
+    history: list[dict[str, Any]] = field(default_factory=list)
+    elapsed: float = 0.0
+
+
+def _to_float(value: Any) -> Any:
+    return float(value) if isinstance(value, (int, float, np.floating)) else value
+
+
+class Trainer:
+    """Trains ``model`` on indexed data; writes checkpoints and metrics into ``run_dir``."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        scheduler: Any,
+        indexers: dict[str, TokenIndexer],
+        train_data: list[IndexedInstance],
+        validation_data: list[IndexedInstance] | None,
+        loader: dict[str, Any],
+        settings: dict[str, Any],
+        run_dir: Path,
+        seed: int,
+        callbacks: list[Callback],
+    ) -> None:
+        self.model = model
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+        self.indexers = indexers
+        self.train_data = train_data
+        self.validation_data = validation_data
+        self.loader = loader
+        self.settings = settings
+        self.run_dir = run_dir
+        self.seed = seed
+        self.callbacks = callbacks
+        metric = settings["validation_metric"]
+        self.metric_name = metric[1:]
+        self.maximise = metric.startswith("+")
+        self.state = TrainState()
+
+    # -- checkpoints -------------------------------------------------------------------------
+    def _save_last(self) -> None:
+        save_checkpoint(self.run_dir / "last.pt", {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
+            "state": self.state.__dict__,
+            "torch_rng": torch.get_rng_state(),
+        })
+
+    def restore(self) -> None:
+        """Resume from ``last.pt`` (a no-op when the run stopped before its first epoch)."""
+        path = self.run_dir / "last.pt"
+        if not path.is_file():
+            return
+        checkpoint = load_checkpoint(path)
+        self.model.load_state_dict(checkpoint["model"])
+        self.optimizer.load_state_dict(checkpoint["optimizer"])
+        if self.scheduler is not None and checkpoint["scheduler"] is not None:
+            self.scheduler.load_state_dict(checkpoint["scheduler"])
+        self.state = TrainState(**checkpoint["state"])
+        torch.set_rng_state(checkpoint["torch_rng"])
+        logger.info("recovered after epoch %d", self.state.epoch)
+
+    # -- one pass ----------------------------------------------------------------------------
+    def _run_epoch(self, epoch: int) -> dict[str, float]:
+        self.model.train()
+        total_loss, batches = 0.0, 0
+        bar = tqdm(
+            iterate_batches(self.train_data, self.indexers, self.loader,
+                            seed=self.seed * 1000 + epoch, train=True),
+            total=num_batches(self.train_data, self.loader, train=True),
+            desc=f"epoch {epoch + 1}/{self.settings['num_epochs']}",
+            disable=not self.settings["progress_bar"], leave=False, dynamic_ncols=True,
+        )
+        for batch in bar:
+            self.optimizer.zero_grad(set_to_none=True)
+            output = self.model(**batch)
+            loss = output["loss"] / batch["mask"].shape[0]
+            loss.backward()
+            if self.settings["grad_clipping"] is not None:
+                torch.nn.utils.clip_grad_value_(self.model.parameters(),
+                                                self.settings["grad_clipping"])
+            if self.settings["grad_norm"] is not None:
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings["grad_norm"])
+            self.optimizer.step()
+            total_loss += loss.item()
+            batches += 1
+            logs = {"loss": total_loss / batches}
+            metrics = self.model.get_metrics(reset=False)
+            if self.metric_name in metrics:
+                logs[self.metric_name] = metrics[self.metric_name]
+            bar.set_postfix({k: f"{v:.4f}" for k, v in logs.items()}, refresh=False)
+            for callback in self.callbacks:
+                callback.on_batch(epoch, batches, logs)
+        metrics = self.model.get_metrics(reset=True)
+        return {"loss": total_loss / max(batches, 1), **metrics}
+
+    def _is_better(self, value: float) -> bool:
+        best = self.state.best_value
+        if best is None:
+            return True
+        return value > best if self.maximise else value < best
+
+    # -- the loop ----------------------------------------------------------------------------
+    def train(self) -> dict[str, Any]:
+        """Run the remaining epochs; return the per-epoch record of the best epoch."""
+        num_epochs = self.settings["num_epochs"]
+        patience = self.settings["patience"]
+        while self.state.epoch < num_epochs:
+            epoch = self.state.epoch
+            start = time.perf_counter()
+            train_metrics = self._run_epoch(epoch)
+            validation = (evaluate(self.model, self.validation_data, self.indexers, self.loader)
+                          if self.validation_data else None)
+            duration = time.perf_counter() - start
+            watched = validation if validation is not None else train_metrics
+            if self.metric_name not in watched:
+                raise KeyError(f"trainer.validation_metric: the model reports no "
+                               f"{self.metric_name!r} (it reports {sorted(watched)})")
+            value = watched[self.metric_name]
+            record = {"epoch": epoch + 1, "duration_s": duration,
+                      "lr": self.optimizer.param_groups[0]["lr"],
+                      **{f"training_{k}": _to_float(v) for k, v in train_metrics.items()},
+                      **{f"validation_{k}": _to_float(v) for k, v in (validation or {}).items()}}
+            if self._is_better(value):
+                self.state.best_value, self.state.best_epoch = value, epoch + 1
+                self.state.bad_epochs = 0
+                save_checkpoint(self.run_dir / "best.pt",
+                                {"model": self.model.state_dict(), "epoch": epoch + 1,
+                                 self.settings["validation_metric"]: value})
+            else:
+                self.state.bad_epochs += 1
+            if self.scheduler is not None:
+                if isinstance(self.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
+                    self.scheduler.step(value)
+                else:
+                    self.scheduler.step()
+            self.state.epoch = epoch + 1
+            self.state.elapsed += duration
+            self.state.history.append(record)
+            write_json(self.run_dir / f"metrics_epoch_{epoch + 1}.json", record)
+            self._save_last()
+            logger.info("epoch %d/%d %s %.4f (best %.4f at epoch %d) in %.1fs", epoch + 1,
+                        num_epochs, self.metric_name, value, self.state.best_value,
+                        self.state.best_epoch, duration)
+            for callback in self.callbacks:
+                callback.on_epoch(epoch + 1, record)
+            if patience is not None and self.state.bad_epochs >= patience:
+                logger.info("no improvement in %d epochs; stopping", patience)
+                break
+        return self.state.history[self.state.best_epoch - 1] if self.state.best_epoch else {}
+
+
+@torch.no_grad()
+def evaluate(
+    model: torch.nn.Module,
+    data: list[IndexedInstance],
+    indexers: dict[str, TokenIndexer],
+    loader: dict[str, Any],
+    predictions: list[dict[str, Any]] | None = None,
+) -> dict[str, float]:
+    """Loss and metrics on ``data``; fills ``predictions`` (input order) when given a list."""
+    model.eval()
+    model.get_metrics(reset=True)
+    total_loss, batches = 0.0, 0
+    ordered: dict[int, dict[str, Any]] = {}
+    for batch in iterate_batches(data, indexers, loader, seed=0, train=False):
+        output = model(**batch)
+        if "loss" in output:
+            total_loss += output["loss"].item() / batch["mask"].shape[0]
+            batches += 1
+        if predictions is not None:
+            for index, record in zip(batch["indices"], model.human_readable(output, batch),
+                                     strict=True):
+                ordered[index] = record
+    if predictions is not None:
+        predictions.extend(ordered[i] for i in range(len(data)))
+    metrics = model.get_metrics(reset=True)
+    if batches:
+        metrics = {"loss": total_loss / batches, **metrics}
+    return metrics
+
+
+def build_scheduler(spec: Spec | None, optimizer: torch.optim.Optimizer, metric: str) -> Any:
+    if spec is None:
+        return None
+    return spec.build(optimizer=optimizer, mode="max" if metric.startswith("+") else "min")

@@ -1,0 +1,27 @@
+// The CoNLL-2003 BiLSTM-CRF pieces (PAPER.md section 5, NER), shared by the NER configs.
+local data = import 'data.libsonnet';
+{
+  reader: {
+    type: 'conll2003',
+    tag_label: 'ner',
+    coding_scheme: 'BIOUL',
+    token_indexers: {
+      tokens: { type: 'single_id', lowercase_tokens: true },
+      token_characters: { type: 'characters', min_padding_length: 3 },
+    },
+  },
+  paths: {
+    train_data_path: data.path('ner_conll2003/eng.train', 'tasks/ner/sample/train.txt'),
+    validation_data_path: data.path('ner_conll2003/eng.testa', 'tasks/ner/sample/dev.txt'),
+    test_data_path: data.path('ner_conll2003/eng.testb', 'tasks/ner/sample/test.txt'),
+  },
+  word_embedding(dim=50):: { type: 'embedding', embedding_dim: dim, trainable: true },
+  char_cnn: {
+    type: 'character_encoding',
+    embedding_dim: 16,
+    num_filters: 128,
+    ngram_filter_sizes: [3],
+    activation: 'relu',
+  },
+  encoder: { type: 'lstm', hidden_sizes: [200, 100], bidirectional: true, input_dropout: 0.5 },
+}
