@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import torch
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from elmo_experiments.config.registry import Param, register
 from elmo_experiments.modules.dropout import VariationalDropout
 
 
+def reverse_padded(inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverse each sequence within its own length; padding stays at the end.
+
+    inputs: (batch, seq, dim); lengths: (batch,). Applying it twice is the identity.
+    """
+    seq = inputs.shape[1]
+    positions = torch.arange(seq, device=inputs.device)[None, :]  # (1, seq)
+    source = lengths[:, None] - 1 - positions  # (batch, seq)
+    source = torch.where(source >= 0, source, positions.expand_as(source))
+    return inputs.gather(1, source[:, :, None].expand(-1, -1, inputs.shape[2]))
+
+
 class StackedLstm(torch.nn.Module):
     """LSTM layers of possibly different sizes (e.g. 200 then 100), each bidirectional.
 
-    Padding never leaks into the backward direction: sequences are packed by length.
+    The backward direction runs a forward LSTM over each sequence reversed within its length,
+    so padding never reaches a real position; on CPU this dense form is faster than packing.
     """
 
     def __init__(
@@ -23,27 +35,32 @@ class StackedLstm(torch.nn.Module):
         input_dropout: float = 0.5,
     ) -> None:
         super().__init__()
-        self.layers = torch.nn.ModuleList()
+        self.forward_layers = torch.nn.ModuleList()
+        self.backward_layers = torch.nn.ModuleList()
         size = input_dim
         for hidden in hidden_sizes:
-            self.layers.append(
-                torch.nn.LSTM(size, hidden, batch_first=True, bidirectional=bidirectional)
-            )
+            self.forward_layers.append(torch.nn.LSTM(size, hidden, batch_first=True))
+            if bidirectional:
+                self.backward_layers.append(torch.nn.LSTM(size, hidden, batch_first=True))
             size = hidden * (2 if bidirectional else 1)
+        self.bidirectional = bidirectional
         self.dropout = VariationalDropout(input_dropout)
         self.output_dim = size
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         # inputs: (batch, seq, input_dim); mask: (batch, seq)
-        lengths = mask.sum(dim=1).cpu()
+        lengths = mask.sum(dim=1)  # (batch,)
         output = inputs
-        for lstm in self.layers:
-            packed = pack_padded_sequence(
-                self.dropout(output), lengths, batch_first=True, enforce_sorted=False
-            )
-            encoded, _ = lstm(packed)
-            output, _ = pad_packed_sequence(encoded, batch_first=True, total_length=mask.shape[1])
-        return output  # (batch, seq, output_dim)
+        for layer, forward_lstm in enumerate(self.forward_layers):
+            dropped = self.dropout(output)  # (batch, seq, dim)
+            forward_states, _ = forward_lstm(dropped)  # (batch, seq, hidden)
+            if self.bidirectional:
+                reversed_states, _ = self.backward_layers[layer](reverse_padded(dropped, lengths))
+                backward_states = reverse_padded(reversed_states, lengths)
+                output = torch.cat([forward_states, backward_states], dim=-1)
+            else:
+                output = forward_states
+        return output * mask[:, :, None]  # (batch, seq, output_dim), zero at padding
 
 
 register(
