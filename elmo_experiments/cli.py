@@ -109,11 +109,13 @@ def score() -> None:
 
 @score.command("ner")
 @click.argument("path", type=click.Path(dir_okay=False))
-def score_ner(path: str) -> None:
+@click.option("--iobes", is_flag=True,
+              help="read E-/S- tags as IOBES (conlleval.pl knows E only as IOE and has no S)")
+def score_ner(path: str, iobes: bool) -> None:
     """Print conlleval's report for PATH (token lines; last two columns gold, predicted)."""
     from elmo_experiments.metrics.span_f1 import conlleval_report
 
-    click.echo(conlleval_report(path), nl=False)
+    click.echo(conlleval_report(path, iobes=iobes), nl=False)
 
 
 def main() -> None:

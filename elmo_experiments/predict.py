@@ -10,6 +10,7 @@ from typing import Any
 
 from elmo_experiments.data.batching import index_instances
 from elmo_experiments.data.files import open_text
+from elmo_experiments.data.tag_schemes import convert_tags
 from elmo_experiments.run import load_run
 from elmo_experiments.training.trainer import evaluate
 
@@ -29,10 +30,15 @@ def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "be
             for record in predictions:
                 handle.write(json.dumps(record) + "\n")
     if conlleval_path:
+        scheme = getattr(run.reader, "label_encoding", None)
         with open(conlleval_path, "w", encoding="utf-8") as handle:
             for instance, record in zip(instances, predictions, strict=True):
-                for token, gold, guess in zip(instance["tokens"], instance["tags"],
-                                              record["tags"], strict=True):
+                gold_tags, guess_tags = instance["tags"], record["tags"]
+                if scheme is not None:  # conlleval reads IOB1/BIO, not BIOUL
+                    gold_tags = convert_tags(gold_tags, scheme, "IOB1")
+                    guess_tags = convert_tags(guess_tags, scheme, "IOB1")
+                for token, gold, guess in zip(instance["tokens"], gold_tags, guess_tags,
+                                              strict=True):
                     handle.write(f"{token} {gold} {guess}\n")
                 handle.write("\n")
     return metrics

@@ -21,5 +21,5 @@ ner.paths {
     constrain_crf_decoding: true,
   },
   data_loader: { batch_size: 64 },
-  trainer: train.trainer('+f1', epochs=10, patience=3, lr=0.001, grad_norm=5.0),
+  trainer: train.trainer('+f1', epochs=50, patience=10, lr=0.001, grad_norm=5.0),
 }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,20 @@ def _native_callbacks() -> dict[str, tuple[tuple[str, ...], Any]]:
     return {"env": (("variable",), env), "project_path": (("relative",), project_path)}
 
 
+_FRAME_LOCATION = re.compile(r"^\t(\S+:\(?\d+[\d:()-]*)\t")
+
+
 def _first_line(message: str) -> str:
-    for line in message.splitlines():
-        if line.strip():
-            return line.strip()
-    return message.strip()
+    """The error's first line; a runtime error gets its innermost user file:line:col appended."""
+    lines = [line for line in message.splitlines() if line.strip()]
+    if not lines:
+        return message.strip()
+    first = lines[0].strip()
+    for line in lines[1:]:
+        match = _FRAME_LOCATION.match(line + "\t")
+        if match and not match.group(1).startswith("std.jsonnet:"):
+            return f"{first} (at {match.group(1)})"
+    return first
 
 
 def evaluate_jsonnet(path: str | Path, ext_vars: dict[str, str] | None = None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Command-line overrides: ``-o '{"trainer": {"num_epochs": 1}}'`` and ``-o trainer.num_epochs=1``."""
+"""Command-line overrides: `-o '{"trainer": {"num_epochs": 1}}'` and `-o trainer.num_epochs=1`."""
 
 from __future__ import annotations
 

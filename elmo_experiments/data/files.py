@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -33,6 +34,28 @@ def open_text(path: str | Path) -> IO[str]:
     if resolved.suffix == ".gz":
         return gzip.open(resolved, "rt", encoding="utf-8")
     return open(resolved, encoding="utf-8")
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file, gunzipping ``.gz``; a leading BOM is dropped.
+
+    Bytes that are not UTF-8 and corrupt or truncated gzip data raise ``DataError`` naming the
+    file and line (decoding line by line keeps the line number exact).
+    """
+    resolved = resolve_data_path(path)
+    number = 0
+    with (gzip.open(resolved, "rb") if resolved.suffix == ".gz" else open(resolved, "rb")) as raw:
+        try:
+            for number, data in enumerate(raw, start=1):
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise DataError(f"{resolved}:{number}: not UTF-8 text (byte "
+                                    f"{data[error.start]:#04x} at column {error.start + 1})"
+                                    ) from None
+                yield number, text.removeprefix("\ufeff") if number == 1 else text
+        except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError
+            raise DataError(f"{resolved}:{number + 1}: cannot read the file ({error})") from None
 
 
 def file_digest(path: str | Path) -> str:

@@ -27,10 +27,12 @@ DOCSTART = "-DOCSTART-"
 _ALIASES = {"L": "E", "U": "S"}
 _IOBES = frozenset("BIOES")
 # (previous prefix, current prefix) pairs; the second set of each is the IOBES extension.
-_END_PAIRS = {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")}
-_END_PAIRS |= {("E", "B"), ("E", "S"), ("B", "S"), ("I", "S")} | {("S", t) for t in _IOBES}
-_START_PAIRS = {("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"), ("E", "E"), ("E", "I"), ("O", "E")}
-_START_PAIRS |= {("E", "B"), ("S", "B"), ("S", "I"), ("S", "E")} | {(p, "S") for p in _IOBES}
+_STRICT_END = {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")}
+_END_PAIRS = _STRICT_END | {("E", "B"), ("E", "S"), ("B", "S"), ("I", "S")}
+_END_PAIRS |= {("S", t) for t in _IOBES}
+_STRICT_START = {("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"), ("E", "E"), ("E", "I"), ("O", "E")}
+_START_PAIRS = _STRICT_START | {("E", "B"), ("S", "B"), ("S", "I"), ("S", "E")}
+_START_PAIRS |= {(p, "S") for p in _IOBES}
 
 Tag = tuple[str, str]  # (prefix, type)
 _OUTSIDE: Tag = ("O", "")
@@ -44,16 +46,20 @@ def split_tag(tag: str) -> Tag:
     return _ALIASES.get(prefix, prefix), ("" if chunk_type == "0" else chunk_type)
 
 
-def end_of_chunk(prev_tag: str, tag: str, prev_type: str, chunk_type: str) -> bool:
+def end_of_chunk(
+    prev_tag: str, tag: str, prev_type: str, chunk_type: str, iobes: bool = True
+) -> bool:
     """conlleval's ``endOfChunk``: did a chunk end between the previous and current word?"""
-    if prev_tag in ("[", "]") or (prev_tag, tag) in _END_PAIRS:
+    if prev_tag in ("[", "]") or (prev_tag, tag) in (_END_PAIRS if iobes else _STRICT_END):
         return True
     return prev_tag not in ("O", ".") and prev_type != chunk_type
 
 
-def start_of_chunk(prev_tag: str, tag: str, prev_type: str, chunk_type: str) -> bool:
+def start_of_chunk(
+    prev_tag: str, tag: str, prev_type: str, chunk_type: str, iobes: bool = True
+) -> bool:
     """conlleval's ``startOfChunk``: did a chunk start between the previous and current word?"""
-    if tag in ("[", "]") or (prev_tag, tag) in _START_PAIRS:
+    if tag in ("[", "]") or (prev_tag, tag) in (_START_PAIRS if iobes else _STRICT_START):
         return True
     return tag not in ("O", ".") and prev_type != chunk_type
 
@@ -101,9 +107,13 @@ def _prf(correct: int, found: int, gold: int) -> tuple[float, float, float]:
 
 
 class SpanF1:
-    """Streaming conlleval-exact chunk metric: ``update`` per batch, ``get_metric`` any time."""
+    """Streaming conlleval-exact chunk metric: ``update`` per batch, ``get_metric`` any time.
 
-    def __init__(self) -> None:
+    ``iobes=False`` drops the IOBES extension: every input then counts exactly as conlleval.pl.
+    """
+
+    def __init__(self, iobes: bool = True) -> None:
+        self.iobes = iobes
         self.reset()
 
     def reset(self) -> None:
@@ -133,10 +143,11 @@ class SpanF1:
         (correct, correct_type), (guessed, guessed_type) = gold, guess
         (last_correct, last_correct_type) = self._last_gold
         (last_guessed, last_guessed_type) = self._last_guess
-        gold_ends = end_of_chunk(last_correct, correct, last_correct_type, correct_type)
-        guess_ends = end_of_chunk(last_guessed, guessed, last_guessed_type, guessed_type)
-        gold_starts = start_of_chunk(last_correct, correct, last_correct_type, correct_type)
-        guess_starts = start_of_chunk(last_guessed, guessed, last_guessed_type, guessed_type)
+        iobes = self.iobes
+        gold_ends = end_of_chunk(last_correct, correct, last_correct_type, correct_type, iobes)
+        guess_ends = end_of_chunk(last_guessed, guessed, last_guessed_type, guessed_type, iobes)
+        gold_starts = start_of_chunk(last_correct, correct, last_correct_type, correct_type, iobes)
+        guess_starts = start_of_chunk(last_guessed, guessed, last_guessed_type, guessed_type, iobes)
         if self._in_correct:
             if gold_ends and guess_ends and last_guessed_type == last_correct_type:
                 self._in_correct = False
@@ -273,3 +284,13 @@ def read_conlleval_file(
             guess.append(fields[-1])
     flush()
     return gold_sentences, guess_sentences
+
+
+def conlleval_report(path: str | os.PathLike[str], iobes: bool = False) -> str:
+    """What ``conlleval.pl < path`` prints (``iobes=True``: read E/S tags as IOBES)."""
+    if not os.path.isfile(path):
+        raise DataError(f"{os.fspath(path)}: no such file")
+    gold, guess = read_conlleval_file(path, keep_docstart=True)
+    metric = SpanF1(iobes=iobes)
+    metric.update(gold, guess)
+    return format_report(metric.counts())

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.config.registry import Param, Spec, register
-from elmo_experiments.data.files import open_text, resolve_data_path
+from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.tag_schemes import convert_tags
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.errors import DataError
@@ -21,17 +21,16 @@ def iter_sentences(path: str | Path) -> Iterator[tuple[int, list[list[str]]]]:
     """Yield (first line number, rows of fields) per sentence, skipping ``-DOCSTART-`` lines."""
     rows: list[list[str]] = []
     start = 0
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if not fields or fields[0] == "-DOCSTART-":
-                if rows:
-                    yield start, rows
-                rows = []
-                continue
-            if not rows:
-                start = number
-            rows.append(fields)
+    for number, line in iter_lines(path):
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if rows:
+                yield start, rows
+            rows = []
+            continue
+        if not rows:
+            start = number
+        rows.append(fields)
     if rows:
         yield start, rows
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from elmo_experiments.config.registry import Param, register
-from elmo_experiments.data.files import open_text, resolve_data_path
+from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 
@@ -17,22 +17,21 @@ def read_pretrained(path: str, dim: int, wanted: set[str]) -> dict[str, list[flo
     """
     resolved = resolve_data_path(path)
     found: dict[str, list[float]] = {}
-    with open_text(resolved) as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.rstrip().split(" ")
-            if number == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
-                if int(fields[1]) != dim:
-                    raise DataError(f"{resolved}:1: vectors have {fields[1]} dims, config says {dim}")
-                continue
-            if len(fields) != dim + 1:
-                raise DataError(
-                    f"{resolved}:{number}: expected a word and {dim} values, found {len(fields) - 1}"
-                )
-            if fields[0] in wanted:
-                try:
-                    found[fields[0]] = [float(x) for x in fields[1:]]
-                except ValueError:
-                    raise DataError(f"{resolved}:{number}: non-numeric vector value") from None
+    for number, line in iter_lines(resolved):
+        fields = line.rstrip().split(" ")
+        if number == 1 and len(fields) == 2 and all(f.isdigit() for f in fields):
+            if int(fields[1]) != dim:
+                raise DataError(f"{resolved}:1: vectors have {fields[1]} dims, config says {dim}")
+            continue
+        if len(fields) != dim + 1:
+            raise DataError(
+                f"{resolved}:{number}: expected a word and {dim} values, found {len(fields) - 1}"
+            )
+        if fields[0] in wanted:
+            try:
+                found[fields[0]] = [float(x) for x in fields[1:]]
+            except ValueError:
+                raise DataError(f"{resolved}:{number}: non-numeric vector value") from None
     return found
 
 

@@ -1,0 +1,174 @@
+"""Batching: every index exactly once, size limits, determinism per seed, collate shapes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from elmo_experiments.data.batching import (
+    collate,
+    index_instances,
+    iterate_batches,
+    make_batches,
+    num_batches,
+)
+from elmo_experiments.data.token_indexers import CharactersIndexer, SingleIdIndexer
+from elmo_experiments.data.vocabulary import Vocabulary
+
+RNG = np.random.default_rng(1234)
+LENGTHS = RNG.integers(1, 40, size=157).tolist()
+
+
+def flat(batches: list[list[int]]) -> list[int]:
+    return [i for batch in batches for i in batch]
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+@pytest.mark.parametrize("sort_by_length", [True, False])
+@pytest.mark.parametrize("max_tokens", [None, 120])
+def test_every_index_exactly_once_and_limits_respected(
+    shuffle: bool, sort_by_length: bool, max_tokens: int | None
+) -> None:
+    batches = make_batches(LENGTHS, 16, max_tokens, shuffle=shuffle,
+                           sort_by_length=sort_by_length, seed=7)
+    assert sorted(flat(batches)) == list(range(len(LENGTHS)))
+    for batch in batches:
+        assert 1 <= len(batch) <= 16
+        if max_tokens is not None and len(batch) > 1:
+            assert max(LENGTHS[i] for i in batch) * len(batch) <= max_tokens
+
+
+def test_a_sentence_longer_than_max_tokens_gets_its_own_batch() -> None:
+    lengths = [3, 50, 3, 3]
+    batches = make_batches(lengths, 10, max_tokens=20, shuffle=False, sort_by_length=False)
+    assert sorted(flat(batches)) == [0, 1, 2, 3]
+    assert [1] in batches
+
+
+def test_unshuffled_unsorted_batches_keep_order() -> None:
+    batches = make_batches([5, 1, 9, 2, 2], 2, shuffle=False, sort_by_length=False)
+    assert batches == [[0, 1], [2, 3], [4]]
+
+
+def test_unshuffled_sorted_batches_group_by_length() -> None:
+    lengths = [5, 1, 9, 2, 2, 7]
+    batches = make_batches(lengths, 2, shuffle=False, sort_by_length=True)
+    assert batches == [[1, 3], [4, 0], [5, 2]]
+
+
+def test_sorting_makes_batches_homogeneous() -> None:
+    batches = make_batches(LENGTHS, 16, shuffle=True, sort_by_length=True, padding_noise=0.0,
+                           seed=3)
+    padded = sum(max(LENGTHS[i] for i in b) * len(b) for b in batches)
+    unsorted = make_batches(LENGTHS, 16, shuffle=True, sort_by_length=False, seed=3)
+    padded_unsorted = sum(max(LENGTHS[i] for i in b) * len(b) for b in unsorted)
+    assert padded < padded_unsorted
+    for batch in batches:
+        spread = [LENGTHS[i] for i in batch]
+        assert max(spread) - min(spread) <= 8
+
+
+def test_deterministic_per_seed_and_different_across_seeds() -> None:
+    first = make_batches(LENGTHS, 8, seed=11)
+    assert make_batches(LENGTHS, 8, seed=11) == first
+    others = [make_batches(LENGTHS, 8, seed=s) for s in (12, 13, 14)]
+    assert all(other != first for other in others)
+    unsorted = [make_batches(LENGTHS, 8, sort_by_length=False, seed=s) for s in (1, 2)]
+    assert unsorted[0] != unsorted[1]
+
+
+def test_unshuffled_batches_ignore_the_seed() -> None:
+    assert make_batches(LENGTHS, 8, shuffle=False, seed=1) == make_batches(
+        LENGTHS, 8, shuffle=False, seed=2)
+
+
+def test_empty_input_gives_no_batches() -> None:
+    assert make_batches([], 4) == []
+
+
+# ----------------------------------------------------------------- collate / iterate
+
+SENTENCES = [
+    (["Yarrow", "met", "Oskel"], ["U-PER", "O", "U-PER"]),
+    (["Hi"], ["O"]),
+    (["The", "Brimley", "Cup", "ended", "."], ["O", "B-MISC", "L-MISC", "O", "O"]),
+    (["Go", "now"], ["O", "O"]),
+]
+
+
+def make_data() -> tuple[list, dict, Vocabulary]:
+    indexers = {"tokens": SingleIdIndexer(lowercase_tokens=True),
+                "token_characters": CharactersIndexer(min_padding_length=3)}
+    counts: dict[str, Counter[str]] = {"labels": Counter()}
+    for tokens, tags in SENTENCES:
+        for indexer in indexers.values():
+            indexer.count(tokens, counts)
+        counts["labels"].update(tags)
+    vocab = Vocabulary.from_counts(counts)
+    instances = [{"tokens": t, "tags": g} for t, g in SENTENCES]
+    return index_instances(instances, indexers, vocab), indexers, vocab
+
+
+def test_index_instances() -> None:
+    data, _, vocab = make_data()
+    assert [item.length for item in data] == [3, 1, 5, 2]
+    assert data[2].labels.tolist() == [vocab.index("labels", t) for t in SENTENCES[2][1]]
+    assert data[0].features["tokens"].shape == (3,)
+    assert data[0].features["token_characters"].shape == (3, 6)
+    assert data[1].features["token_characters"].shape == (1, 3)
+    assert data[3].instance == {"tokens": ["Go", "now"], "tags": ["O", "O"]}
+
+
+def test_collate_shapes_and_mask() -> None:
+    data, indexers, _ = make_data()
+    batch = collate([data[0], data[1], data[2]], indexers)
+    assert batch["tokens"]["tokens"].shape == (3, 5)
+    assert batch["tokens"]["token_characters"].shape == (3, 5, 7)
+    assert batch["mask"].dtype == torch.bool
+    assert batch["mask"].tolist() == [
+        [True, True, True, False, False],
+        [True, False, False, False, False],
+        [True, True, True, True, True],
+    ]
+    assert torch.equal(batch["tokens"]["tokens"] != 0, batch["mask"])
+    assert torch.equal(batch["tokens"]["token_characters"][:, :, 0] != 0, batch["mask"])
+    assert batch["tags"].shape == (3, 5)
+    assert batch["tags"][0, :3].tolist() == data[0].labels.tolist()
+    assert batch["tags"][~batch["mask"]].eq(0).all()
+    assert [m["tokens"] for m in batch["metadata"]] == [s[0] for s in SENTENCES[:3]]
+
+
+def test_collate_without_labels_has_no_tags() -> None:
+    data, indexers, vocab = make_data()
+    unlabelled = index_instances([{"tokens": ["Yarrow"]}], indexers, vocab)
+    assert unlabelled[0].labels is None
+    batch = collate([data[0], unlabelled[0]], indexers)
+    assert "tags" not in batch
+    assert batch["mask"].shape == (2, 3)
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_iterate_batches_adds_indices(train: bool) -> None:
+    data, indexers, _ = make_data()
+    settings = {"batch_size": 2, "shuffle": True, "sort_by_length": True, "padding_noise": 0.1,
+                "validation_batch_size": 3}
+    batches = list(iterate_batches(data, indexers, settings, seed=5, train=train))
+    assert sorted(i for b in batches for i in b["indices"]) == [0, 1, 2, 3]
+    for batch in batches:
+        assert len(batch["indices"]) <= (2 if train else 3)
+        lengths = batch["mask"].sum(dim=1).tolist()
+        assert lengths == [data[i].length for i in batch["indices"]]
+        assert [m["tokens"] for m in batch["metadata"]] == [
+            SENTENCES[i][0] for i in batch["indices"]]
+    assert len(batches) == num_batches(data, settings, train)
+
+
+def test_evaluation_batches_are_unshuffled() -> None:
+    data, indexers, _ = make_data()
+    settings = {"batch_size": 2, "shuffle": True}
+    runs = [[b["indices"] for b in iterate_batches(data, indexers, settings, seed=s, train=False)]
+            for s in (1, 2, 3)]
+    assert runs[0] == runs[1] == runs[2] == [[1, 3], [0, 2]]

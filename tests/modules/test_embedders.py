@@ -1,0 +1,309 @@
+"""Word embeddings (pretrained text files), the character CNN, and the embedder stack."""
+
+from __future__ import annotations
+
+import gzip
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+from elmo_experiments import components  # noqa: F401  (fills the registry)
+from elmo_experiments.config.validate import Validator
+from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.errors import DataError
+from elmo_experiments.modules.embedders.char_cnn import CharacterCnn
+from elmo_experiments.modules.embedders.stack import EmbedderStack
+from elmo_experiments.modules.embedders.word_embedding import WordEmbedding, read_pretrained
+
+GLOVE = "zib 0.1 0.2 0.3\nZab 1 2 3\nqux -1.5 0 2.5e-1\nunused 9 9 9\n"
+
+
+def token_vocab(words: list[str]) -> Vocabulary:
+    vocab = Vocabulary()
+    for word in words:
+        vocab.add("tokens", word)
+    return vocab
+
+
+# ----------------------------------------------------------------- read_pretrained
+
+
+def test_read_glove_keeps_only_wanted_words(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.txt"
+    path.write_text(GLOVE, encoding="utf-8")
+    found = read_pretrained(str(path), 3, {"zib", "qux", "absent"})
+    assert found == {"zib": [0.1, 0.2, 0.3], "qux": [-1.5, 0.0, 0.25]}
+
+
+def test_read_word2vec_text_with_header_and_gz_fallback(tmp_path: Path) -> None:
+    path = tmp_path / "w2v.txt.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("4 3\n" + GLOVE.replace("\n", " \n"))  # trailing spaces, as word2vec writes
+    found = read_pretrained(str(tmp_path / "w2v.txt"), 3, {"Zab", "unused"})
+    assert found == {"Zab": [1.0, 2.0, 3.0], "unused": [9.0, 9.0, 9.0]}
+
+
+def test_word2vec_header_with_the_wrong_dimension(tmp_path: Path) -> None:
+    path = tmp_path / "w2v.txt"
+    path.write_text("4 5\n" + GLOVE, encoding="utf-8")
+    with pytest.raises(DataError, match=r"w2v\.txt:1: vectors have 5 dims, config says 3"):
+        read_pretrained(str(path), 3, {"zib"})
+
+
+def test_dimension_mismatch_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "glove.txt"
+    path.write_text("zib 1 2 3\nzab 1 2\n", encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        read_pretrained(str(path), 3, {"zib"})
+    message = str(info.value)
+    assert f"{path}:2: expected a word and 3 values, found 2" in message
+    assert "\n" not in message
+
+
+def test_dimension_mismatch_in_a_gz_file(tmp_path: Path) -> None:
+    path = tmp_path / "glove.txt.gz"
+    path.write_bytes(gzip.compress(b"zib 1 2 3 4\n"))
+    with pytest.raises(DataError, match=r"glove\.txt\.gz:1: expected a word and 3 values"):
+        read_pretrained(str(path), 3, set())
+
+
+def test_non_numeric_value(tmp_path: Path) -> None:
+    path = tmp_path / "glove.txt"
+    path.write_text("zib 1 2 3\nzab 1 two 3\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"glove\.txt:2: non-numeric vector value"):
+        read_pretrained(str(path), 3, {"zab"})
+
+
+def test_bad_utf8_in_a_vector_file_is_a_data_error(tmp_path: Path) -> None:
+    path = tmp_path / "glove.txt"
+    path.write_bytes(b"zib 1 2 3\nz\xe9b 1 2 3\n")
+    with pytest.raises(DataError, match=r"glove\.txt:2: not UTF-8"):
+        read_pretrained(str(path), 3, {"zib"})
+
+
+def test_missing_vector_file(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="no such data file"):
+        read_pretrained(str(tmp_path / "none.txt"), 3, set())
+
+
+# ----------------------------------------------------------------- WordEmbedding
+
+
+def test_random_embedding_has_a_zero_padding_row() -> None:
+    torch.manual_seed(0)
+    embedding = WordEmbedding(token_vocab(["a", "b"]), 6)
+    assert embedding.weight.shape == (4, 6)
+    assert embedding.output_dim == 6
+    assert embedding.weight[0].eq(0).all()
+    assert embedding.weight[1:].abs().sum(dim=1).gt(0).all()
+    out = embedding(torch.tensor([[2, 3, 0], [1, 0, 0]]))
+    assert out.shape == (2, 3, 6)
+    assert out[0, 2].eq(0).all() and out[1, 1:].eq(0).all()
+    assert torch.equal(out[0, 0], embedding.weight[2])
+
+
+def test_pretrained_rows_are_copied_with_lowercase_fallback(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.txt"
+    path.write_text(GLOVE, encoding="utf-8")
+    vocab = token_vocab(["zib", "Zab", "QUX", "zab", "nothing"])
+    torch.manual_seed(0)
+    embedding = WordEmbedding(vocab, 3, pretrained_file=str(path))
+    weight = embedding.weight.detach()
+
+    def row(word: str) -> list[float]:
+        return weight[vocab.index("tokens", word)].tolist()
+
+    assert row("zib") == pytest.approx([0.1, 0.2, 0.3])
+    assert row("Zab") == pytest.approx([1.0, 2.0, 3.0])  # exact match
+    assert row("QUX") == pytest.approx([-1.5, 0.0, 0.25])  # lowercase fallback
+    assert row("zab") != pytest.approx([1.0, 2.0, 3.0])  # no fallback upwards
+    assert weight[0].eq(0).all()
+    assert torch.isfinite(weight).all()
+
+
+def test_trainable_flag() -> None:
+    vocab = token_vocab(["a"])
+    assert WordEmbedding(vocab, 4).weight.requires_grad
+    frozen = WordEmbedding(vocab, 4, trainable=False)
+    assert not frozen.weight.requires_grad
+    assert not [p for p in frozen.parameters() if p.requires_grad]
+
+
+def test_padding_row_gets_no_gradient() -> None:
+    embedding = WordEmbedding(token_vocab(["a", "b"]), 4)
+    embedding(torch.tensor([[2, 3, 0, 0]])).sum().backward()
+    assert embedding.weight.grad[0].eq(0).all()
+    assert embedding.weight.grad[2].ne(0).all()
+
+
+def test_embedding_from_the_registry_uses_the_vocab_context() -> None:
+    validator = Validator()
+    spec = validator.component({"type": "embedding", "embedding_dim": 5, "trainable": False},
+                               "token_embedder", "token_embedder")
+    assert validator.problems == []
+    embedding = spec.build(vocab=token_vocab(["a", "b", "c"]))
+    assert embedding.weight.shape == (5, 5)
+    assert not embedding.weight.requires_grad
+
+
+# ----------------------------------------------------------------- CharacterCnn
+
+
+def char_vocab(size: int) -> Vocabulary:
+    return Vocabulary.from_counts({"token_characters": Counter({chr(97 + i): 1
+                                                                for i in range(size)})})
+
+
+def brute_force(cnn: CharacterCnn, chars: torch.Tensor) -> torch.Tensor:
+    """Per word: embed its real characters, pad up to the filter width, convolve, max, relu."""
+    batch, seq, _ = chars.shape
+    out = torch.zeros(batch, seq, cnn.output_dim)
+    for b in range(batch):
+        for s in range(seq):
+            ids = [int(c) for c in chars[b, s] if c != 0]
+            if not ids:
+                continue
+            embedded = cnn.embedding.weight[ids]  # (length, emb)
+            parts = []
+            for width, conv in zip(cnn.widths, cnn.convolutions, strict=True):
+                x = embedded
+                if len(ids) < width:
+                    x = torch.cat([x, torch.zeros(width - len(ids), x.shape[1])])
+                columns = []
+                for start in range(x.shape[0] - width + 1):
+                    window = x[start:start + width]  # (width, emb)
+                    # conv weight: (filters, emb, width)
+                    columns.append((conv.weight * window.T[None]).sum(dim=(1, 2)) + conv.bias)
+                parts.append(torch.stack(columns).max(dim=0).values)
+            out[b, s] = torch.relu(torch.cat(parts))
+    return out
+
+
+def random_chars(batch: int, seq: int, word_len: int, vocab_size: int,
+                 generator: torch.Generator) -> torch.Tensor:
+    chars = torch.zeros(batch, seq, word_len, dtype=torch.long)
+    for b in range(batch):
+        tokens = int(torch.randint(0, seq + 1, (1,), generator=generator))
+        for s in range(tokens):
+            length = int(torch.randint(1, word_len + 1, (1,), generator=generator))
+            chars[b, s, :length] = torch.randint(1, vocab_size, (length,), generator=generator)
+    return chars
+
+
+@pytest.mark.parametrize("widths", [[3], [2, 4], [1, 3, 5]])
+def test_char_cnn_matches_a_per_word_loop(widths: list[int]) -> None:
+    torch.manual_seed(0)
+    vocab = char_vocab(10)
+    cnn = CharacterCnn(vocab, embedding_dim=4, num_filters=5, ngram_filter_sizes=widths).eval()
+    generator = torch.Generator().manual_seed(1)
+    chars = random_chars(3, 5, 6, vocab.size("token_characters"), generator)
+    chars[0, 0] = torch.tensor([2, 3, 4, 5, 6, 7])  # at least one full-width word
+    chars[0, 1] = torch.tensor([2, 0, 0, 0, 0, 0])  # a word shorter than every filter but 1
+    with torch.no_grad():
+        out = cnn(chars)
+        expected = brute_force(cnn, chars)
+    assert out.shape == (3, 5, 5 * len(widths))
+    assert cnn.output_dim == 5 * len(widths)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_char_cnn_padded_tokens_are_zero_and_padding_is_ignored() -> None:
+    torch.manual_seed(0)
+    cnn = CharacterCnn(char_vocab(6), embedding_dim=3, num_filters=4, ngram_filter_sizes=[2])
+    cnn.eval()
+    chars = torch.tensor([[[2, 3, 4, 0], [5, 0, 0, 0], [0, 0, 0, 0]]])
+    with torch.no_grad():
+        out = cnn(chars)
+        wider = cnn(torch.nn.functional.pad(chars, (0, 3)))  # more character padding
+        alone = cnn(chars[:, :1, :3])
+    assert out[0, 2].eq(0).all()
+    torch.testing.assert_close(wider, out)
+    torch.testing.assert_close(alone[0, 0], out[0, 0])
+
+
+def test_char_cnn_words_shorter_than_the_filter_and_the_batch() -> None:
+    torch.manual_seed(0)
+    cnn = CharacterCnn(char_vocab(6), embedding_dim=3, num_filters=4, ngram_filter_sizes=[5])
+    cnn.eval()
+    chars = torch.tensor([[[2, 3], [4, 0]]])  # word_len 2 < filter width 5
+    with torch.no_grad():
+        out = cnn(chars)
+    assert out.shape == (1, 2, 4)
+    torch.testing.assert_close(out, brute_force(cnn, chars))
+    assert torch.isfinite(out).all()
+
+
+def test_char_cnn_all_padding_batch() -> None:
+    cnn = CharacterCnn(char_vocab(4), embedding_dim=3, num_filters=4, ngram_filter_sizes=[3])
+    out = cnn(torch.zeros(2, 3, 4, dtype=torch.long))
+    assert out.shape == (2, 3, 4)
+    assert out.eq(0).all()
+
+
+def test_char_cnn_gradients_flow() -> None:
+    torch.manual_seed(0)
+    cnn = CharacterCnn(char_vocab(6), embedding_dim=3, num_filters=4, ngram_filter_sizes=[2])
+    cnn(torch.tensor([[[2, 3, 4], [5, 6, 0]]])).sum().backward()
+    assert cnn.convolutions[0].weight.grad is not None
+    assert cnn.embedding.weight.grad[0].eq(0).all()
+
+
+def test_char_cnn_from_the_registry() -> None:
+    validator = Validator()
+    spec = validator.component(
+        {"type": "character_encoding", "num_filters": 7, "ngram_filter_sizes": [2, 3],
+         "activation": "tanh"}, "token_embedder", "token_embedder")
+    assert validator.problems == []
+    cnn = spec.build(vocab=char_vocab(5))
+    assert cnn.output_dim == 14
+    assert cnn.activation is torch.tanh
+
+
+# ----------------------------------------------------------------- EmbedderStack
+
+
+class Constant(torch.nn.Module):
+    def __init__(self, value: float, dim: int) -> None:
+        super().__init__()
+        self.value, self.output_dim = value, dim
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return torch.full((*ids.shape[:2], self.output_dim), self.value)
+
+
+def test_stack_concatenates_in_sorted_key_order() -> None:
+    stack = EmbedderStack({"zeta": Constant(3.0, 1), "alpha": Constant(1.0, 2),
+                           "mid": Constant(2.0, 3)})
+    assert stack.keys == ["alpha", "mid", "zeta"]
+    assert stack.output_dim == 6
+    ids = torch.zeros(2, 4, dtype=torch.long)
+    out = stack({"zeta": ids, "mid": ids, "alpha": ids})
+    assert out.shape == (2, 4, 6)
+    assert out[0, 0].tolist() == [1.0, 1.0, 2.0, 2.0, 2.0, 3.0]
+    assert stack.regularization_penalty() is None
+
+
+def test_stack_of_real_embedders() -> None:
+    torch.manual_seed(0)
+    words = WordEmbedding(token_vocab(["a", "b"]), 4)
+    chars = CharacterCnn(char_vocab(5), embedding_dim=3, num_filters=6).eval()
+    stack = EmbedderStack({"tokens": words, "token_characters": chars})
+    ids = torch.tensor([[2, 3, 0]])
+    char_ids = torch.tensor([[[2, 3, 0], [4, 0, 0], [0, 0, 0]]])
+    out = stack({"tokens": ids, "token_characters": char_ids})
+    assert out.shape == (1, 3, 10)
+    torch.testing.assert_close(out[..., :6], chars(char_ids))  # "token_characters" < "tokens"
+    torch.testing.assert_close(out[..., 6:], words(ids))
+    single = EmbedderStack({"tokens": words})
+    torch.testing.assert_close(single({"tokens": ids}), words(ids))
+
+
+def test_stack_sums_regularization_penalties() -> None:
+    class Penalised(Constant):
+        def regularization_penalty(self) -> torch.Tensor:
+            return torch.tensor(self.value)
+
+    stack = EmbedderStack({"a": Penalised(0.5, 1), "b": Penalised(2.0, 1), "c": Constant(1, 1)})
+    assert stack.regularization_penalty().item() == pytest.approx(2.5)

@@ -1,0 +1,140 @@
+"""Training end to end on the embedded sample: run directory contract, recovery, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from elmo_experiments.errors import RunDirError
+from elmo_experiments.run import train
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "experiments" / "ner_baseline.jsonnet"
+FAST = ["trainer.num_epochs=4", "trainer.patience=null", "trainer.progress_bar=false",
+        "data_loader.batch_size=4"]
+
+
+class StopAt:
+    """Raises KeyboardInterrupt at a given epoch (after its checkpoint) or batch."""
+
+    def __init__(self, epoch: int, batch: int | None = None) -> None:
+        self.epoch, self.batch = epoch, batch
+
+    def on_start(self, run_dir, config):
+        pass
+
+    def on_batch(self, epoch, batch, logs):
+        if self.batch is not None and epoch == self.epoch and batch == self.batch:
+            raise KeyboardInterrupt
+
+    def on_epoch(self, epoch, metrics):
+        if self.batch is None and epoch == self.epoch:
+            raise KeyboardInterrupt
+
+    def on_end(self, metrics):
+        pass
+
+
+def _comparable(metrics: dict) -> dict:
+    drop = {"training_duration_s", "epoch_durations_s", "data"}
+    return {k: v for k, v in metrics.items() if k not in drop}
+
+
+def _epochs(run_dir: Path) -> list[dict]:
+    """Every per-epoch record without its wall-clock duration."""
+    records = []
+    for path in sorted(run_dir.glob("metrics_epoch_*.json")):
+        record = json.loads(path.read_text())
+        record.pop("duration_s")
+        records.append(record)
+    return records
+
+
+@pytest.fixture(autouse=True)
+def _no_data_dir(monkeypatch):
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("reference") / "run"
+    import os
+
+    saved = os.environ.pop("ELMO_DATA_DIR", None)
+    try:
+        metrics = train(CONFIG, run_dir, overrides=FAST)
+    finally:
+        if saved is not None:
+            os.environ["ELMO_DATA_DIR"] = saved
+    return run_dir, metrics
+
+
+def test_run_directory_contract(reference_run):
+    run_dir, metrics = reference_run
+    for name in ["config.json", "best.pt", "last.pt", "metrics.json", "out.log", "log.jsonl",
+                 "vocabulary/tokens.txt", "vocabulary/labels.txt"]:
+        assert (run_dir / name).is_file(), name
+    for epoch in range(1, 5):
+        record = json.loads((run_dir / f"metrics_epoch_{epoch}.json").read_text())
+        assert record["epoch"] == epoch and "validation_f1" in record
+    saved = json.loads((run_dir / "metrics.json").read_text())
+    assert saved["epochs_completed"] == 4
+    assert 1 <= saved["best_epoch"] <= 4
+    best = json.loads((run_dir / f"metrics_epoch_{saved['best_epoch']}.json").read_text())
+    assert saved["best_validation_f1"] == best["validation_f1"]
+    assert max(json.loads((run_dir / f"metrics_epoch_{e}.json").read_text())["validation_f1"]
+               for e in range(1, 5)) == saved["best_validation_f1"]
+    assert "test_f1" in saved and "test_f1-PER" in saved
+    assert saved["data"]["embedded_sample"] is True
+    assert saved["data"]["splits"]["train"]["sha1"]
+    assert metrics["best_epoch"] == saved["best_epoch"]
+
+
+def test_refuses_non_empty_directory(reference_run):
+    run_dir, _ = reference_run
+    with pytest.raises(RunDirError, match="--recover.*--force"):
+        train(CONFIG, run_dir, overrides=FAST)
+
+
+def test_same_seed_same_metrics(reference_run, tmp_path):
+    _, metrics = reference_run
+    again = train(CONFIG, tmp_path / "again", overrides=FAST)
+    assert _comparable(again) == _comparable(metrics)
+    assert _epochs(tmp_path / "again") == _epochs(reference_run[0])
+
+
+def test_other_seed_differs(reference_run, tmp_path):
+    _, metrics = reference_run
+    other = train(CONFIG, tmp_path / "other", overrides=[*FAST, "random_seed=7"])
+    assert other["training_loss"] != metrics["training_loss"]
+
+
+@pytest.mark.parametrize("stop", [StopAt(epoch=2), StopAt(epoch=3, batch=1)],
+                         ids=["after-epoch", "mid-epoch"])
+def test_interrupt_then_recover_matches(reference_run, tmp_path, stop):
+    reference_dir, metrics = reference_run
+    run_dir = tmp_path / "interrupted"
+    with pytest.raises(KeyboardInterrupt):
+        train(CONFIG, run_dir, overrides=FAST, callbacks=[stop])
+    assert not (run_dir / "metrics.json").exists()
+    recovered = train(CONFIG, run_dir, overrides=FAST, recover=True)
+    assert _comparable(recovered) == _comparable(metrics)
+    assert _epochs(run_dir) == _epochs(reference_dir)
+
+
+def test_recover_refuses_a_different_config(reference_run, tmp_path):
+    run_dir, _ = reference_run
+    with pytest.raises(RunDirError, match="trainer.num_epochs"):
+        train(CONFIG, run_dir, overrides=[*FAST, "trainer.num_epochs=5"], recover=True)
+
+
+def test_force_wipes(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "stale.txt").write_text("old")
+    train(CONFIG, run_dir, overrides=["trainer.num_epochs=1", "trainer.progress_bar=false"],
+          force=True)
+    assert not (run_dir / "stale.txt").exists()
+    assert (run_dir / "metrics.json").is_file()
