@@ -1,6 +1,6 @@
 """Seconds per epoch and tokens/s of the NER baseline (CoNLL-2003 with ELMO_DATA_DIR, else sample).
 
-    python benchmarks/bench_ner.py [--epochs 1] [--batches N] [--config experiments/ner_baseline.jsonnet]
+    python benchmarks/bench_ner.py [--epochs 1] [--batches N] [--profile]
 
 Prints the figures; compare with the reference point in tasks/ner/README.md. Not a test.
 """

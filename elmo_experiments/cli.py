@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -93,13 +94,10 @@ def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
     """Tag INPUT (a data file, or raw text with --text); write JSON lines."""
     from elmo_experiments.predict import predict_lines
 
-    handle = open(output, "w", encoding="utf-8") if output else sys.stdout
-    try:
+    with contextlib.ExitStack() as stack:
+        handle = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
         for record in predict_lines(run_dir, input_file, raw_text, weights):
             handle.write(json.dumps(record) + "\n")
-    finally:
-        if output:
-            handle.close()
 
 
 @cli.group()

@@ -46,7 +46,7 @@ class Vocabulary:
         min_count: dict[str, int] | None = None,
         max_size: dict[str, int] | None = None,
     ) -> Vocabulary:
-        """Keep items seen at least ``min_count[ns]`` times, most frequent first (ties by string)."""
+        """Keep items seen ``min_count[ns]`` times or more, most frequent first, ties by string."""
         vocab = cls()
         for namespace in sorted(counts):
             vocab._ensure(namespace)

@@ -54,7 +54,7 @@ class JsonlLog:
 
 
 class WandbCallback:
-    """Logs to Weights & Biases, offline unless ``mode`` says otherwise; skipped if not installed."""
+    """Logs to Weights & Biases, offline unless ``mode`` says otherwise; skipped if absent."""
 
     def __init__(self, project: str = "elmo-experiments", mode: str = "offline",
                  name: str | None = None, tags: list[str] | None = None) -> None:

@@ -49,8 +49,10 @@ def adagrad(parameters: Parameters, lr: float, initial_accumulator_value: float,
 @register("lr_scheduler", "reduce_on_plateau", context=("optimizer", "mode"), params=[
     Param("factor", float, 0.5), Param("patience", int, 2), Param("min_lr", float, 0.0),
     Param("threshold", float, 1e-4)])
-def reduce_on_plateau(optimizer: torch.optim.Optimizer, mode: str, factor: float, patience: int,
-                      min_lr: float, threshold: float) -> torch.optim.lr_scheduler.ReduceLROnPlateau:
+def reduce_on_plateau(
+    optimizer: torch.optim.Optimizer, mode: str, factor: float, patience: int, min_lr: float,
+    threshold: float,
+) -> torch.optim.lr_scheduler.ReduceLROnPlateau:
     """Steps on the validation metric once per epoch (``mode`` follows its +/- sign)."""
     return torch.optim.lr_scheduler.ReduceLROnPlateau(
         optimizer, mode=mode, factor=factor, patience=patience, min_lr=min_lr, threshold=threshold

@@ -12,9 +12,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elmo_experiments.config.registry import Param, Spec
+from elmo_experiments.config.registry import Param, Spec, suggest
 from elmo_experiments.data.batching import IndexedInstance, iterate_batches, num_batches
 from elmo_experiments.data.token_indexers import TokenIndexer
+from elmo_experiments.errors import ConfigError
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.run_dir import load_checkpoint, save_checkpoint, write_json
 
@@ -149,6 +150,10 @@ class Trainer:
     # -- the loop ----------------------------------------------------------------------------
     def train(self) -> dict[str, Any]:
         """Run the remaining epochs; return the per-epoch record of the best epoch."""
+        known = ["loss", *self.model.get_metrics(reset=True)]
+        if self.metric_name.split("-")[0] not in known:  # per-type names: f1-PER
+            raise ConfigError([f"trainer.validation_metric: the model reports no "
+                               f"{self.metric_name!r}{suggest(self.metric_name, known)}"])
         num_epochs = self.settings["num_epochs"]
         patience = self.settings["patience"]
         while self.state.epoch < num_epochs:
@@ -159,9 +164,6 @@ class Trainer:
                           if self.validation_data else None)
             duration = time.perf_counter() - start
             watched = validation if validation is not None else train_metrics
-            if self.metric_name not in watched:
-                raise KeyError(f"trainer.validation_metric: the model reports no "
-                               f"{self.metric_name!r} (it reports {sorted(watched)})")
             value = watched[self.metric_name]
             record = {"epoch": epoch + 1, "duration_s": duration,
                       "lr": self.optimizer.param_groups[0]["lr"],

@@ -94,7 +94,7 @@ def test_run_directory_contract(reference_run):
 
 def test_refuses_non_empty_directory(reference_run):
     run_dir, _ = reference_run
-    with pytest.raises(RunDirError, match="--recover.*--force"):
+    with pytest.raises(RunDirError, match=r"--recover.*--force"):
         train(CONFIG, run_dir, overrides=FAST)
 
 
@@ -126,7 +126,7 @@ def test_interrupt_then_recover_matches(reference_run, tmp_path, stop):
 
 def test_recover_refuses_a_different_config(reference_run, tmp_path):
     run_dir, _ = reference_run
-    with pytest.raises(RunDirError, match="trainer.num_epochs"):
+    with pytest.raises(RunDirError, match=r"trainer\.num_epochs"):
         train(CONFIG, run_dir, overrides=[*FAST, "trainer.num_epochs=5"], recover=True)
 
 

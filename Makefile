@@ -1,0 +1,30 @@
+# elmo-experiments: `make demo` trains NER on the embedded sample; `make test` runs the suite.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The CPU wheel of torch 2.13.0 (a local file on the project's machines); override if needed.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: install test lint demo clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+
+demo: install
+	$(BIN)/elmo-exp train experiments/ner_baseline.jsonnet -s runs/demo --force \
+		-o data_loader.batch_size=4 -o trainer.num_epochs=20
+
+clean:
+	rm -rf runs/demo .pytest_cache .ruff_cache

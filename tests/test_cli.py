@@ -1,0 +1,109 @@
+"""The elmo-exp command line: train, evaluate, predict, score, validate, as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "tasks" / "ner" / "sample"
+TRAIN_ARGS = ["-o", "trainer.num_epochs=12", "-o", "data_loader.batch_size=4",
+              "-o", "trainer.progress_bar=false"]
+
+
+def elmo_exp(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
+    return subprocess.run([sys.executable, "-m", "elmo_experiments", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, input=stdin, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "run"
+    result = elmo_exp("train", "experiments/ner_baseline.jsonnet", "-s", str(path), *TRAIN_ARGS)
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads(result.stdout)
+    assert metrics["best_validation_f1"] > 0, "the sample should be learnable in 12 epochs"
+    assert "EMBEDDED SAMPLE" in result.stderr
+    return path
+
+
+def test_train_refuses_existing_directory(run_dir):
+    result = elmo_exp("train", "experiments/ner_baseline.jsonnet", "-s", str(run_dir))
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ") and "--force" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_evaluate_matches_training_test_metrics_and_conlleval(run_dir, tmp_path):
+    conll = tmp_path / "predictions.conll"
+    jsonl = tmp_path / "predictions.jsonl"
+    result = elmo_exp("evaluate", str(run_dir), str(SAMPLE / "test.txt"),
+                      "--conlleval", str(conll), "--predictions", str(jsonl))
+    assert result.returncode == 0, result.stderr
+    metrics = json.loads(result.stdout)
+    trained = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["f1"] == pytest.approx(trained["test_f1"], abs=1e-9)
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert len(records) == 20 and all(len(r["tokens"]) == len(r["tags"]) for r in records)
+    # The IOB1 file written for conlleval scores exactly as the internal (BIOUL) metric.
+    report = elmo_exp("score", "ner", str(conll))
+    assert report.returncode == 0, report.stderr
+    lines = report.stdout.splitlines()
+    assert lines[0].startswith("processed ") and "phrases; found:" in lines[0]
+    assert f"FB1: {metrics['f1']:6.2f}" in lines[1]
+
+
+def test_predict_data_file_in_input_order(run_dir):
+    result = elmo_exp("predict", str(run_dir), str(SAMPLE / "dev.txt"))
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    first = (SAMPLE / "dev.txt").read_text().split("\n\n")[1].splitlines()
+    assert records[0]["tokens"] == [line.split()[0] for line in first]
+    assert len(records) == 20
+
+
+def test_predict_raw_text(run_dir, tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("Maria Lindqvist said on Monday that Velto Bank would open an office. "
+                    "Shares rose.\n\nPolice in Tarvik arrested 3 people.\n")
+    result = elmo_exp("predict", str(run_dir), str(text), "--text")
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["tokens"][0] for r in records] == ["Maria", "Shares", "Police"]
+    assert records[0]["tokens"][-1] == "."
+    assert all(len(r["tokens"]) == len(r["tags"]) for r in records)
+
+
+def test_score_ner_report(tmp_path):
+    # Hand-computed: gold chunks PER(0-1), LOC(3), LOC(4) [B- splits adjacent LOCs];
+    # guessed PER(0-1) correct, LOC(3-4) wrong span, ORG(6) spurious.
+    path = tmp_path / "scored.txt"
+    path.write_text("Ada I-PER I-PER\nBrennan I-PER I-PER\nvisited O O\nLake I-LOC I-LOC\n"
+                    "Oron B-LOC I-LOC\nand O O\nCorvane O I-ORG\n\n")
+    result = elmo_exp("score", "ner", str(path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "processed 7 tokens with 3 phrases; found: 3 phrases; correct: 1.\n"
+        "accuracy:  71.43%; precision:  33.33%; recall:  33.33%; FB1:  33.33\n"
+        "              LOC: precision:   0.00%; recall:   0.00%; FB1:   0.00  1\n"
+        "              ORG: precision:   0.00%; recall:   0.00%; FB1:   0.00  1\n"
+        "              PER: precision: 100.00%; recall: 100.00%; FB1: 100.00  1\n"
+    )
+
+
+def test_score_missing_file_is_one_line():
+    result = elmo_exp("score", "ner", "no/such/file.txt")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "error: no/such/file.txt: no such file"
+
+
+def test_validate_ok():
+    result = elmo_exp("validate", "experiments/ner_baseline.jsonnet")
+    assert result.returncode == 0, result.stderr
+    assert "ok (model crf_tagger" in result.stdout
