@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.data.batching import index_instances
-from elmo_experiments.data.files import open_text
+from elmo_experiments.data.files import iter_lines
 from elmo_experiments.data.tag_schemes import convert_tags
 from elmo_experiments.run import load_run
 from elmo_experiments.training.trainer import evaluate
@@ -48,13 +48,8 @@ def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
     if raw_text:
         from elmo_experiments.data.tokenizers import split_sentences
 
-        if path == "-":
-            text = sys.stdin.read()
-        else:
-            with open_text(path) as handle:
-                text = handle.read()
-        sentences = [s for line in text.splitlines() if line.strip()
-                     for s in split_sentences(line)]
+        lines = sys.stdin if path == "-" else (text for _, text in iter_lines(path))
+        sentences = [s for line in lines if line.strip() for s in split_sentences(line.strip())]
         return [reader.text_to_instance(tokens) for tokens in sentences]
     return [{**instance, "tags": None} for instance in reader.read(path)]
 

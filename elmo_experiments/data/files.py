@@ -7,7 +7,6 @@ import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from elmo_experiments.errors import DataError
 
@@ -26,14 +25,6 @@ def resolve_data_path(path: str | Path) -> Path:
     if DATA_DIR_VARIABLE not in os.environ:
         hint = f" (set {DATA_DIR_VARIABLE} to the data root, e.g. ../shared/data)"
     raise DataError(f"{path}: no such data file{hint}")
-
-
-def open_text(path: str | Path) -> IO[str]:
-    """Open a UTF-8 text file, gunzipping ``.gz`` files."""
-    resolved = resolve_data_path(path)
-    if resolved.suffix == ".gz":
-        return gzip.open(resolved, "rt", encoding="utf-8")
-    return open(resolved, encoding="utf-8")
 
 
 def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:

@@ -108,7 +108,7 @@ class Trainer:
         logger.info("recovered after epoch %d", self.state.epoch)
 
     # -- one pass ----------------------------------------------------------------------------
-    def _run_epoch(self, epoch: int) -> dict[str, float]:
+    def train_epoch(self, epoch: int) -> dict[str, float]:
         self.model.train()
         total_loss, batches = 0.0, 0
         bar = tqdm(
@@ -159,7 +159,7 @@ class Trainer:
         while self.state.epoch < num_epochs:
             epoch = self.state.epoch
             start = time.perf_counter()
-            train_metrics = self._run_epoch(epoch)
+            train_metrics = self.train_epoch(epoch)
             validation = (evaluate(self.model, self.validation_data, self.indexers, self.loader)
                           if self.validation_data else None)
             duration = time.perf_counter() - start

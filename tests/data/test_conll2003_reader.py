@@ -19,7 +19,6 @@ from elmo_experiments.data.files import (
     DATA_DIR_VARIABLE,
     is_embedded_sample,
     iter_lines,
-    open_text,
     provenance,
     resolve_data_path,
 )
@@ -162,8 +161,7 @@ def test_gzipped_file_and_fallback_to_path_gz(tmp_path: Path) -> None:
     reader = make_reader()
     assert reader.read(plain) == reader.read(gz)
     assert len(reader.read(plain)) == 3
-    with open_text(plain) as handle:
-        assert handle.read() == SAMPLE
+    assert "".join(text for _, text in iter_lines(plain)) == SAMPLE
 
 
 def test_plain_file_is_preferred_over_gz(tmp_path: Path) -> None:
