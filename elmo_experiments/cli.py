@@ -100,6 +100,25 @@ def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
             handle.write(json.dumps(record) + "\n")
 
 
+@cli.command()
+@click.argument("input_file", type=click.Path(dir_okay=False))
+@click.argument("output_file", type=click.Path(dir_okay=False))
+@click.option("--weights", required=True, help="biLM directory (options.json + weights.hdf5) "
+              "or a known name: small, medium, original, 5.5B")
+@click.option("--layers", type=click.Choice(["all", "top", "average"]), default="all",
+              show_default=True)
+@click.option("--batch-size", type=int, default=64, show_default=True)
+@click.option("--state", type=click.Choice(["stateless", "stateful", "warm"]),
+              default="stateless", show_default=True)
+def embed(input_file: str, output_file: str, weights: str, layers: str, batch_size: int,
+          state: str) -> None:
+    """Write biLM layers for INPUT (one whitespace-tokenised sentence per line) to OUTPUT.hdf5."""
+    from elmo_experiments.bilm.embed import embed_file
+
+    count = embed_file(input_file, output_file, weights, layers, batch_size, state)
+    click.echo(f"{output_file}: {count} sentences", err=True)
+
+
 @cli.group()
 def score() -> None:
     """Score predictions with a task's official metric."""

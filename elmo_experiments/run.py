@@ -182,6 +182,8 @@ def _final_metrics(trainer: Trainer, best: dict[str, Any], model: torch.nn.Modul
         "training_duration_s": state.elapsed,
         "epoch_durations_s": [r["duration_s"] for r in state.history],
     }
+    if "elmo_mixes" in best:
+        metrics["elmo_mixes"] = best["elmo_mixes"]
     for key, value in best.items():
         if key.startswith("validation_"):
             metrics[f"best_{key}"] = value

@@ -67,10 +67,11 @@ class Spec:
     raw: dict[str, Any] = field(default_factory=dict)
 
     def build(self, **context: Any) -> Any:
+        """Call the builder with the params and the context names it declares (others ignored)."""
         missing = [name for name in self.entry.context if name not in context]
         if missing:
             raise TypeError(f"{self.path}: builder needs context {missing}")
-        return self.entry.builder(**self.params, **context)
+        return self.entry.builder(**self.params, **{k: context[k] for k in self.entry.context})
 
 
 _REGISTRY: dict[str, dict[str, Entry]] = {}

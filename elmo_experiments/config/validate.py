@@ -57,8 +57,8 @@ class Validator:
             if param.name not in config:
                 if param.required:
                     self.problems.append(f"{where}: missing required parameter")
-                elif param.fields is not None and isinstance(param.default, dict):
-                    values[param.name] = self.fields(param.default, param.fields, where)
+                elif param.fields is not None and param.default is not None:
+                    values[param.name] = self.value(param.default, param, where)
                     continue
                 values[param.name] = None if param.default is REQUIRED else param.default
                 continue
@@ -82,6 +82,11 @@ class Validator:
                 return [self.component(v, param.component, f"{path}.{i}")
                         for i, v in enumerate(value)]
             return self.component(value, param.component, path)
+        if param.fields is not None and param.sequence:
+            if not isinstance(value, list):
+                self.problems.append(f"{path}: expected a list of objects, got {value!r}")
+                return []
+            return [self.fields(v, param.fields, f"{path}.{i}") for i, v in enumerate(value)]
         if param.fields is not None:
             return self.fields(value, param.fields, path)
         if not _type_ok(value, param.kind):

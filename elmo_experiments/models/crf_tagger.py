@@ -15,7 +15,10 @@ from elmo_experiments.modules.embedders.stack import EmbedderStack
 
 
 class CrfTagger(torch.nn.Module):
-    """Embedder stack -> encoder -> dropout -> linear tag scores -> CRF (constrained Viterbi)."""
+    """Embedder stack -> encoder -> dropout -> linear tag scores -> CRF (constrained Viterbi).
+
+    An ``elmo`` embedder with two mixes adds its second one to the encoder output: [h; ELMo].
+    """
 
     def __init__(
         self,
@@ -37,7 +40,8 @@ class CrfTagger(torch.nn.Module):
         self.encoder = encoder.build(input_dim=self.embedder.output_dim)
         self.dropout = torch.nn.Dropout(dropout)
         labels = vocab.tokens(label_namespace)
-        self.tag_projection = torch.nn.Linear(self.encoder.output_dim, len(labels))
+        output_dim = self.encoder.output_dim + self.embedder.extra_dim()  # [h; ELMo] if configured
+        self.tag_projection = torch.nn.Linear(output_dim, len(labels))
         constraints = None
         if constrain_crf_decoding and label_encoding is not None:
             constraints = allowed_transitions(label_encoding, dict(enumerate(labels)))
@@ -54,7 +58,9 @@ class CrfTagger(torch.nn.Module):
         **_: Any,
     ) -> dict[str, Any]:
         embedded = self.embedder(tokens)  # (batch, seq, embed_dim)
-        encoded = self.dropout(self.encoder(embedded, mask))  # (batch, seq, enc_dim)
+        encoded = self.encoder(embedded, mask)  # (batch, seq, enc_dim)
+        extra = self.embedder.extra_representations()  # ELMo at the output, if configured
+        encoded = self.dropout(torch.cat([encoded, *extra], dim=-1) if extra else encoded)
         logits = self.tag_projection(encoded)  # (batch, seq, num_tags)
         best = self.crf.viterbi_tags(logits, mask)
         output: dict[str, Any] = {"logits": logits, "predicted_ids": [path for path, _ in best]}

@@ -169,6 +169,10 @@ class Trainer:
                       "lr": self.optimizer.param_groups[0]["lr"],
                       **{f"training_{k}": _to_float(v) for k, v in train_metrics.items()},
                       **{f"validation_{k}": _to_float(v) for k, v in (validation or {}).items()}}
+            mixes = mix_reports(self.model)
+            if mixes:
+                record["elmo_mixes"] = mixes
+                logger.info("ELMo layer weights: %s", mixes)
             if self._is_better(value):
                 self.state.best_value, self.state.best_epoch = value, epoch + 1
                 self.state.bad_epochs = 0
@@ -196,6 +200,12 @@ class Trainer:
                 logger.info("no improvement in %d epochs; stopping", patience)
                 break
         return self.state.history[self.state.best_epoch - 1] if self.state.best_epoch else {}
+
+
+def mix_reports(model: torch.nn.Module) -> dict[str, list[dict[str, Any]]]:
+    """Normalised layer weights and γ of every scalar mix in ``model``, by module name."""
+    return {name: module.mix_report() for name, module in model.named_modules()
+            if hasattr(module, "mix_report")}
 
 
 @torch.no_grad()

@@ -18,6 +18,15 @@ class EmbedderStack(torch.nn.Module):
         parts = [self.embedders[key](tokens[key]) for key in self.keys]  # each (batch, seq, d_k)
         return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]  # (batch, seq, sum d_k)
 
+    def extra_representations(self) -> list[torch.Tensor]:
+        """Further outputs of the last forward (ELMo's mixes for the output placement)."""
+        return [t for e in self.embedders.values() for t in getattr(e, "extra_representations", [])]
+
+    def extra_dim(self) -> int:
+        """Total width of the extra representations (ELMo at the output); 0 when none."""
+        return sum(int(e.output_dim) * getattr(e, "num_extra_representations", 0)
+                   for e in self.embedders.values())
+
     def regularization_penalty(self) -> torch.Tensor | None:
         """Sum of the embedders' own penalties (e.g. the scalar-mix λ·||w||²), if any."""
         penalties = [e.regularization_penalty() for e in self.embedders.values()

@@ -1,0 +1,72 @@
+"""A cache of per-sentence biLM activations for a frozen biLM (memory LRU, optional disk).
+
+Keys are SHA-1 digests of (weights digest, state rule, the sentence's character ids), so a
+change of weights or state mode can never serve stale vectors. Stateful runs must not use it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+class ActivationCache:
+    """Maps a sentence's ids to its (layers, tokens, dim) activations."""
+
+    def __init__(self, namespace: str, memory_mb: float = 1024.0, disk_dir: str | None = None,
+                 fp16: bool = False) -> None:
+        self.namespace = namespace
+        self.budget = int(memory_mb * 2**20)
+        self.fp16 = fp16
+        self.disk = Path(disk_dir) / hashlib.sha1(namespace.encode()).hexdigest()[:16] \
+            if disk_dir else None
+        self._memory: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self._bytes = 0
+        self.hits = self.misses = 0
+
+    def key(self, ids: np.ndarray) -> str:
+        digest = hashlib.sha1(self.namespace.encode())
+        digest.update(np.ascontiguousarray(ids, dtype=np.int64).tobytes())
+        return digest.hexdigest()
+
+    def get(self, key: str) -> torch.Tensor | None:
+        found = self._memory.get(key)
+        if found is not None:
+            self._memory.move_to_end(key)
+        elif self.disk is not None and (self.disk / f"{key}.npy").is_file():
+            found = torch.from_numpy(np.load(self.disk / f"{key}.npy"))
+            self._remember(key, found)
+        if found is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return found.float() if found.dtype != torch.float32 else found
+
+    def put(self, key: str, activations: torch.Tensor) -> None:
+        stored = activations.detach().to("cpu", torch.float16 if self.fp16 else torch.float32)
+        stored = stored.clone()
+        self._remember(key, stored)
+        if self.disk is not None:
+            self.disk.mkdir(parents=True, exist_ok=True)
+            handle, tmp = tempfile.mkstemp(dir=self.disk, suffix=".tmp")
+            with os.fdopen(handle, "wb") as out:
+                np.save(out, stored.numpy())
+            os.replace(tmp, self.disk / f"{key}.npy")
+
+    def _remember(self, key: str, tensor: torch.Tensor) -> None:
+        size = tensor.numel() * tensor.element_size()
+        if size > self.budget:
+            return
+        if key in self._memory:
+            self._bytes -= self._memory.pop(key).numel() * tensor.element_size()
+        self._memory[key] = tensor
+        self._bytes += size
+        while self._bytes > self.budget:
+            _, evicted = self._memory.popitem(last=False)
+            self._bytes -= evicted.numel() * evicted.element_size()

@@ -1,0 +1,123 @@
+"""The ``elmo`` token embedder: a frozen biLM, one scalar mix per placement, dropout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from elmo_experiments.bilm.activation_cache import ActivationCache
+from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
+from elmo_experiments.bilm.pretrained import resolve_weights
+from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix
+from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
+from elmo_experiments.bilm.weights import load_bilm, weights_digest
+from elmo_experiments.config.registry import Param, register
+
+CACHE_PARAMS = (
+    Param("enabled", bool, True, doc="cache per-sentence activations (never in stateful mode)"),
+    Param("memory_mb", float, 1024.0),
+    Param("disk_dir", str, None),
+    Param("fp16", bool, False, doc="store activations in half precision (changes results)"),
+)
+
+
+class ElmoTokenEmbedder(torch.nn.Module):
+    """Returns the first mix (the input placement); later mixes wait in ``extra_representations``.
+
+    Each mix is its own ``ScalarMix`` (PAPER.md section 4: separate s and γ per placement).
+    """
+
+    def __init__(self, weights: str, mixes: list[dict[str, Any]], dropout: float = 0.5,
+                 requires_grad: bool = False, state: str = "stateless",
+                 warmup_file: str | None = None, cache: dict[str, Any] | None = None,
+                 char_cache: bool = True) -> None:
+        super().__init__()
+        options_file, weight_file = resolve_weights(weights)
+        bilm = load_bilm(options_file, weight_file)
+        bilm.requires_grad_(requires_grad)
+        warmup = None
+        if warmup_file is not None:
+            with open(warmup_file, encoding="utf-8") as handle:
+                warmup = [line.strip() for line in handle if line.strip()]
+        self.runner = BilmRunner(bilm, state, warmup)
+        self.mixes = torch.nn.ModuleList(ScalarMix(bilm.num_layers, **mix) for mix in mixes)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.requires_grad = requires_grad
+        bilm.char_encoder.cache_tokens = char_cache and not requires_grad
+        cache = cache or {}
+        self.cache: ActivationCache | None = None
+        if cache.get("enabled", True) and state != "stateful" and not requires_grad:
+            namespace = f"{weights_digest(options_file, weight_file)}|{self.runner.state_key()}"
+            self.cache = ActivationCache(namespace, cache.get("memory_mb", 1024.0),
+                                         cache.get("disk_dir"), cache.get("fp16", False))
+        self.output_dim = bilm.output_dim
+        self.num_extra_representations = len(mixes) - 1
+        self.extra_representations: list[torch.Tensor] = []
+
+    def _layers(self, ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """Layers with BOS/EOS (L+1) x (batch, seq + 2, dim) and their mask."""
+        if self.cache is None:
+            if self.requires_grad:
+                return self.runner.with_boundaries(ids)
+            with torch.no_grad():
+                return self.runner.with_boundaries(ids)
+        return self._cached_layers(ids)
+
+    def _cached_layers(self, ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
+        assert self.cache is not None
+        lengths = (ids > 0).any(dim=2).sum(dim=1).tolist()
+        rows = ids.cpu().numpy()
+        keys = [self.cache.key(rows[i, :n]) for i, n in enumerate(lengths)]
+        found = [self.cache.get(k) for k in keys]
+        missing = [i for i, f in enumerate(found) if f is None]
+        if missing:
+            sub = ids[missing][:, : max(lengths[i] for i in missing)]
+            with torch.no_grad():
+                layers, _ = self.runner.with_boundaries(sub)
+            stacked = torch.stack(layers, dim=1)  # (new, layers, seq + 2, dim)
+            for position, i in enumerate(missing):
+                found[i] = stacked[position, :, : lengths[i] + 2]
+                self.cache.put(keys[i], found[i])
+        seq = ids.shape[1] + 2
+        out = torch.zeros(ids.shape[0], self.runner.bilm.num_layers, seq, self.output_dim,
+                          device=ids.device)
+        for i, activations in enumerate(found):
+            assert activations is not None
+            out[i, :, : lengths[i] + 2] = activations
+        lengths_b = torch.tensor(lengths, device=ids.device) + 2
+        mask = torch.arange(seq, device=ids.device)[None, :] < lengths_b[:, None]
+        return list(out.unbind(dim=1)), mask
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        # ids: (batch, seq, 50) -> (batch, seq, 2P)
+        layers, mask = self._layers(ids)  # with boundaries: mixing and layer norm see BOS/EOS
+        mixed = [self.dropout(remove_boundaries(mix(layers, mask), mask)) for mix in self.mixes]
+        self.extra_representations = mixed[1:]
+        return mixed[0]
+
+    def regularization_penalty(self) -> torch.Tensor | None:
+        penalties = [p for p in (mix.penalty() for mix in self.mixes) if p is not None]
+        return sum(penalties) if penalties else None
+
+    def mix_report(self) -> list[dict[str, Any]]:
+        """The normalised layer weights s and γ of every mix (logged each epoch)."""
+        return [{"weights": [round(w, 6) for w in mix.normalized_weights().detach().tolist()],
+                 "gamma": round(mix.gamma.item(), 6)} for mix in self.mixes]
+
+
+register(
+    "token_embedder",
+    "elmo",
+    params=[
+        Param("weights", str, doc="directory with options.json + weights.hdf5, or a known name"),
+        Param("mixes", fields=MIX_PARAMS, sequence=True, default=[{}],
+              doc="one scalar-mix config per placement (input, then output)"),
+        Param("dropout", float, 0.5),
+        Param("requires_grad", bool, False),
+        Param("state", str, "stateless", choices=STATE_MODES),
+        Param("warmup_file", str, None),
+        Param("cache", fields=CACHE_PARAMS, default={}),
+        Param("char_cache", bool, True),
+    ],
+)(ElmoTokenEmbedder)

@@ -1,0 +1,74 @@
+"""``elmo-exp embed``: biLM layers for a text file (one sentence per line) into an HDF5 file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from elmo_experiments.bilm.characters import batch_to_ids
+from elmo_experiments.bilm.pretrained import resolve_weights
+from elmo_experiments.bilm.state import BilmRunner
+from elmo_experiments.bilm.weights import load_bilm
+from elmo_experiments.data.files import iter_lines
+
+LAYER_CHOICES = ("all", "top", "average")
+
+
+def _batches(path: str | Path, batch_size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for _, line in iter_lines(path):
+        batch.append(line.rstrip("\r\n"))
+        if len(batch) == batch_size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _select(layers: torch.Tensor, mode: str) -> np.ndarray:
+    # layers: (layers, tokens, dim)
+    if mode == "top":
+        return layers[-1].numpy()
+    if mode == "average":
+        return layers.mean(dim=0).numpy()
+    return layers.numpy()
+
+
+def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
+               layers: str = "all", batch_size: int = 64, state: str = "stateless",
+               progress: bool = True) -> int:
+    """Write dataset ``"i"`` for line i (blank lines give 0 tokens) and ``sentence_to_index``.
+
+    Lines are processed in order, ``batch_size`` at a time, so stateful runs see the batches
+    exactly as they appear in the file. Returns the number of lines.
+    """
+    import h5py
+
+    options_file, weight_file = resolve_weights(weights)
+    runner = BilmRunner(load_bilm(options_file, weight_file), state)
+    runner.bilm.char_encoder.cache_tokens = True
+    total = sum(1 for _ in iter_lines(input_path))
+    sentence_to_index: dict[str, str] = {}
+    index = 0
+    output_path = Path(output_path)
+    tmp = output_path.with_name(f".{output_path.name}.tmp")
+    with h5py.File(tmp, "w") as out, tqdm(total=total, disable=not progress,
+                                          unit="sentence") as bar:
+        for lines in _batches(input_path, batch_size):
+            tokens = [line.split() for line in lines]
+            with torch.no_grad():
+                result, _ = runner(batch_to_ids(tokens))
+            stacked = torch.stack(result, dim=1)  # (batch, layers, seq, dim)
+            for row, (line, words) in enumerate(zip(lines, tokens, strict=True)):
+                out.create_dataset(str(index), data=_select(stacked[row, :, : len(words)], layers))
+                sentence_to_index.setdefault(line.strip(), str(index))
+                index += 1
+            bar.update(len(lines))
+        out.create_dataset("sentence_to_index", data=json.dumps(sentence_to_index))
+    tmp.replace(output_path)
+    return index

@@ -1,0 +1,91 @@
+"""Where biLM weights come from: a directory, or a known released name with a local cache."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from elmo_experiments.bilm.weights import OPTIONS_FILE, WEIGHTS_FILE
+from elmo_experiments.errors import DataError
+
+_BASE = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
+
+
+@dataclass(frozen=True)
+class Released:
+    """A released biLM: its download addresses and, where known, SHA-1 checksums."""
+
+    folder: str
+    stem: str
+    options_sha1: str | None = None
+    weights_sha1: str | None = None
+
+    def url(self, kind: str) -> str:
+        return f"{_BASE}/{self.folder}/{self.stem}_{kind}"
+
+
+KNOWN = {
+    "small": Released("2x1024_128_2048cnn_1xhighway", "elmo_2x1024_128_2048cnn_1xhighway"),
+    "medium": Released("2x2048_256_2048cnn_1xhighway", "elmo_2x2048_256_2048cnn_1xhighway"),
+    "original": Released("2x4096_512_2048cnn_2xhighway", "elmo_2x4096_512_2048cnn_2xhighway"),
+    "5.5B": Released("2x4096_512_2048cnn_2xhighway_5.5B",
+                     "elmo_2x4096_512_2048cnn_2xhighway_5.5B"),
+}
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("ELMO_CACHE_DIR", Path.home() / ".cache" / "elmo-experiments"))
+
+
+def _sha1(path: Path) -> str:
+    digest = hashlib.sha1()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _download(url: str, target: Path, sha1: str | None, folder: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    os.close(handle)
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response, open(tmp, "wb") as out:
+            shutil.copyfileobj(response, out)
+        if sha1 is not None and _sha1(Path(tmp)) != sha1:
+            raise DataError(f"{url}: checksum mismatch (expected {sha1})")
+        os.replace(tmp, target)
+    except OSError as error:
+        raise DataError(f"cannot download {url} ({error}); put {OPTIONS_FILE} and "
+                        f"{WEIGHTS_FILE} into {folder}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def resolve_weights(spec: str) -> tuple[Path, Path]:
+    """(options.json, weights.hdf5) for a directory or a known name (downloaded once)."""
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        options, weights = path / OPTIONS_FILE, path / WEIGHTS_FILE
+        for needed in (options, weights):
+            if not needed.is_file():
+                raise DataError(f"{path}: biLM directory lacks {needed.name}")
+        return options, weights
+    if spec not in KNOWN:
+        known = ", ".join(sorted(KNOWN))
+        raise DataError(f"{spec}: not a biLM directory (options.json + weights.hdf5) nor a known "
+                        f"name ({known})")
+    released = KNOWN[spec]
+    folder = cache_root() / spec
+    options, weights = folder / OPTIONS_FILE, folder / WEIGHTS_FILE
+    if not options.is_file():
+        _download(released.url("options.json"), options, released.options_sha1, folder)
+    if not weights.is_file():
+        _download(released.url("weights.hdf5"), weights, released.weights_sha1, folder)
+    return options, weights

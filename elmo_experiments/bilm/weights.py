@@ -1,0 +1,174 @@
+"""Reading and writing biLM weights in the released layout (``options.json`` + ``weights.hdf5``).
+
+Dataset names, shapes, the TF gate order [i, j, f, o], the forget bias left out of the file and
+``char_embed`` without its padding row are described in the project's ELMO_FORMAT notes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM
+from elmo_experiments.bilm.options import BilmOptions
+from elmo_experiments.errors import DataError
+
+OPTIONS_FILE, WEIGHTS_FILE = "options.json", "weights.hdf5"
+
+
+def _cell(direction: int, layer: int) -> str:
+    return f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell"
+
+
+def _layout(bilm: BidirectionalLM) -> Iterator[tuple[str, tuple[int, ...], str]]:
+    """(dataset name, released shape, role) for every dataset of the model."""
+    o = bilm.options
+    e, f, p, c = o.char_embedding_dim, o.num_filters, o.projection_dim, o.cell_dim
+    yield "char_embed", (o.n_characters - 1, e), "char_embed"
+    for i, (width, count) in enumerate(o.filters):
+        yield f"CNN/W_cnn_{i}", (1, width, e, count), f"conv_w:{i}"
+        yield f"CNN/b_cnn_{i}", (count,), f"conv_b:{i}"
+    for k in range(o.n_highway):
+        for part in ("carry", "transform"):
+            yield f"CNN_high_{k}/W_{part}", (f, f), f"high_w:{k}:{part}"
+            yield f"CNN_high_{k}/b_{part}", (f,), f"high_b:{k}:{part}"
+    yield "CNN_proj/W_proj", (f, p), "proj_w"
+    yield "CNN_proj/b_proj", (p,), "proj_b"
+    for d in range(2):
+        for layer in range(o.n_layers):
+            yield f"{_cell(d, layer)}/W_0", (p + p, 4 * c), f"lstm_w:{d}:{layer}"
+            yield f"{_cell(d, layer)}/B", (4 * c,), f"lstm_b:{d}:{layer}"
+            yield f"{_cell(d, layer)}/W_P_0", (c, p), f"lstm_p:{d}:{layer}"
+
+
+def _lstm(bilm: BidirectionalLM, d: int, layer: int):  # type: ignore[no-untyped-def]
+    return (bilm.forward_layers if d == 0 else bilm.backward_layers)[layer]
+
+
+def _assign(bilm: BidirectionalLM, role: str, value: np.ndarray) -> None:
+    kind, *where = role.split(":")
+    enc = bilm.char_encoder
+    t = torch.from_numpy(np.ascontiguousarray(value, dtype=np.float32))
+    f = enc.num_filters
+    with torch.no_grad():
+        if kind == "char_embed":
+            enc.char_embedding[0].zero_()
+            enc.char_embedding[1:].copy_(t)
+        elif kind == "conv_w":
+            enc.conv_weights[int(where[0])].copy_(t[0].permute(2, 1, 0))  # (n, e, w)
+        elif kind == "conv_b":
+            enc.conv_biases[int(where[0])].copy_(t)
+        elif kind in ("high_w", "high_b"):
+            part = slice(0, f) if where[1] == "carry" else slice(f, 2 * f)
+            target = enc.highway_weights if kind == "high_w" else enc.highway_biases
+            target[int(where[0])][..., part].copy_(t)
+        elif kind == "proj_w":
+            enc.projection_weight.copy_(t)
+        elif kind == "proj_b":
+            enc.projection_bias.copy_(t)
+        else:
+            lstm = _lstm(bilm, int(where[0]), int(where[1]))
+            if kind == "lstm_w":
+                lstm.input_weight.copy_(t[: lstm.input_weight.shape[0]])
+                lstm.hidden_weight.copy_(t[lstm.input_weight.shape[0]:])
+            elif kind == "lstm_b":
+                lstm.bias.copy_(t)
+                lstm.bias[2 * lstm.cell_dim : 3 * lstm.cell_dim].add_(1.0)  # forget bias
+            else:
+                lstm.projection.copy_(t)
+
+
+def _extract(bilm: BidirectionalLM, role: str) -> np.ndarray:
+    kind, *where = role.split(":")
+    enc = bilm.char_encoder
+    f = enc.num_filters
+    if kind == "char_embed":
+        t = enc.char_embedding[1:]
+    elif kind == "conv_w":
+        t = enc.conv_weights[int(where[0])].permute(2, 1, 0)[None]
+    elif kind == "conv_b":
+        t = enc.conv_biases[int(where[0])]
+    elif kind in ("high_w", "high_b"):
+        part = slice(0, f) if where[1] == "carry" else slice(f, 2 * f)
+        t = (enc.highway_weights if kind == "high_w" else enc.highway_biases)[int(where[0])]
+        t = t[..., part]
+    elif kind == "proj_w":
+        t = enc.projection_weight
+    elif kind == "proj_b":
+        t = enc.projection_bias
+    else:
+        lstm = _lstm(bilm, int(where[0]), int(where[1]))
+        if kind == "lstm_w":
+            t = torch.cat([lstm.input_weight, lstm.hidden_weight], dim=0)
+        elif kind == "lstm_b":
+            t = lstm.bias.clone()
+            t[2 * lstm.cell_dim : 3 * lstm.cell_dim] -= 1.0
+        else:
+            t = lstm.projection
+    return t.detach().cpu().numpy().astype(np.float32)
+
+
+def load_weights(bilm: BidirectionalLM, path: str | Path) -> None:
+    """Copy every dataset of ``path`` into ``bilm``; a missing or mis-shaped one is an error."""
+    import h5py
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: no such weight file")
+    bilm.char_encoder.clear_cache()
+    with h5py.File(path, "r") as handle:
+        for name, shape, role in _layout(bilm):
+            if name not in handle:
+                raise DataError(f"{path}: missing dataset {name} (expected shape {shape})")
+            dataset = handle[name]
+            if tuple(dataset.shape) != shape:
+                raise DataError(f"{path}: dataset {name} has shape {tuple(dataset.shape)}, "
+                                f"expected {shape}")
+            _assign(bilm, role, dataset[...])
+
+
+def save_weights(bilm: BidirectionalLM, directory: str | Path) -> Path:
+    """Write ``options.json`` and ``weights.hdf5`` in the released layout into ``directory``."""
+    import json
+
+    import h5py
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / OPTIONS_FILE).write_text(json.dumps(bilm.options.to_dict(), indent=2) + "\n")
+    tmp = directory / f".{WEIGHTS_FILE}.tmp"
+    with h5py.File(tmp, "w") as handle:
+        for name, _, role in _layout(bilm):
+            handle.create_dataset(name, data=_extract(bilm, role))
+    tmp.replace(directory / WEIGHTS_FILE)
+    return directory
+
+
+def load_bilm(options_file: str | Path, weight_file: str | Path) -> BidirectionalLM:
+    """A biLM built from ``options_file`` with the weights of ``weight_file``."""
+    bilm = BidirectionalLM(BilmOptions.load(options_file))
+    load_weights(bilm, weight_file)
+    bilm.requires_grad_(False)
+    return bilm.eval()
+
+
+def weights_digest(options_file: str | Path, weight_file: str | Path) -> str:
+    """SHA-1 over both files: identifies the weights in cache keys."""
+    digest = hashlib.sha1()
+    for path in (options_file, weight_file):
+        with open(path, "rb") as handle:
+            for block in iter(lambda h=handle: h.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def write_random_weights(directory: str | Path, options: BilmOptions, seed: int = 0) -> Path:
+    """A randomly initialised biLM saved in the released layout (tests, demos, benchmarks)."""
+    generator = torch.Generator().manual_seed(seed)
+    bilm = BidirectionalLM(options)
+    bilm.reset_parameters(generator)
+    return save_weights(bilm, directory)

@@ -1,0 +1,18 @@
+// The ELMo token embedder and its indexer (PAPER.md sections 3-4).
+// Weights: $ELMO_WEIGHTS (a directory with options.json + weights.hdf5, or a released name:
+// small, medium, original, 5.5B), default 'small'.
+local env = std.native('env');
+local weights = if env('ELMO_WEIGHTS') == '' then 'small' else env('ELMO_WEIGHTS');
+{
+  weights: weights,
+  indexer: { type: 'elmo_characters' },
+  // One mix per placement: [input] or [input, output].
+  embedder(mixes=[{}], dropout=0.5, state='stateless'):: {
+    type: 'elmo',
+    weights: weights,
+    mixes: mixes,
+    dropout: dropout,
+    state: state,
+  },
+  mix(l2=0.0, layer_norm=false, mode='learned'):: { mode: mode, l2: l2, layer_norm: layer_norm },
+}

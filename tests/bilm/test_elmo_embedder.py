@@ -1,0 +1,443 @@
+"""The ``elmo`` token embedder built through the registry, its caches, and weight resolution."""
+
+from __future__ import annotations
+
+import io
+import urllib.request
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from elmo_experiments import components  # noqa: F401  (fills the registry)
+from elmo_experiments.bilm import pretrained
+from elmo_experiments.bilm.activation_cache import ActivationCache
+from elmo_experiments.bilm.characters import batch_to_ids
+from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
+from elmo_experiments.bilm.pretrained import KNOWN, resolve_weights
+from elmo_experiments.bilm.weights import weights_digest
+from elmo_experiments.config.validate import Validator
+from elmo_experiments.errors import DataError
+
+SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Hello", "world"], ["One"]]
+OTHERS = [["Hello", "world"], ["Something", "new", "here"]]
+OUTPUT_DIM = 8  # 2P of the tiny biLM
+
+
+def build(weights: Path | str, **config: Any) -> ElmoTokenEmbedder:
+    validator = Validator()
+    spec = validator.component({"type": "elmo", "weights": str(weights), **config},
+                               "token_embedder", "model.token_embedders.elmo")
+    assert validator.problems == []
+    embedder = spec.build()
+    assert isinstance(embedder, ElmoTokenEmbedder)
+    return embedder
+
+
+def problems(config: dict[str, Any]) -> list[str]:
+    validator = Validator()
+    validator.component({"type": "elmo", **config}, "token_embedder", "elmo")
+    return validator.problems
+
+
+# ----------------------------------------------------------------- building
+
+
+def test_registry_defaults(tiny_bilm_dir: Path) -> None:
+    embedder = build(tiny_bilm_dir)
+    assert embedder.output_dim == OUTPUT_DIM
+    assert len(embedder.mixes) == 1 and embedder.num_extra_representations == 0
+    mix = embedder.mixes[0]
+    assert (mix.mode, mix.l2, mix.layer_norm, mix.num_layers) == ("learned", 0.0, False, 3)
+    assert embedder.runner.mode == "stateless"
+    assert embedder.dropout.p == 0.5
+    assert embedder.cache is not None
+    assert embedder.runner.bilm.char_encoder.cache_tokens
+
+
+def test_registry_reports_bad_configs() -> None:
+    found = problems({"weights": "x", "mixes": [{"mode": "sum"}], "state": "sticky",
+                      "cache": {"enabld": True}})
+    text = "\n".join(found)
+    assert "elmo.mixes.0.mode: 'sum' is not one of" in text
+    assert "elmo.state: 'sticky' is not one of" in text
+    assert "elmo.cache.enabld: unknown parameter; did you mean enabled?" in text
+    assert "elmo.mixes: expected a list of objects" in "\n".join(problems({"weights": "x",
+                                                                          "mixes": {}}))
+    assert "elmo.weights: missing required parameter" in problems({})
+
+
+def test_unusable_weights_fail_at_build(tmp_path: Path) -> None:
+    validator = Validator()
+    spec = validator.component({"type": "elmo", "weights": str(tmp_path / "nowhere")},
+                               "token_embedder", "elmo")
+    with pytest.raises(DataError, match=r"nowhere: not a biLM directory"):
+        spec.build()
+
+
+def test_output_shape_and_padding(tiny_bilm_dir: Path) -> None:
+    embedder = build(tiny_bilm_dir, dropout=0.0).eval()
+    out = embedder(batch_to_ids(SENTENCES))
+    assert out.shape == (3, 7, OUTPUT_DIM)
+    assert not out[1, 2:].any() and not out[2, 1:].any()
+    assert embedder.extra_representations == []
+
+
+# ----------------------------------------------------------------- caches
+
+
+def test_cache_on_and_off_agree_and_the_second_call_hits(tiny_bilm_dir: Path) -> None:
+    cached = build(tiny_bilm_dir, dropout=0.0).eval()
+    plain = build(tiny_bilm_dir, dropout=0.0, cache={"enabled": False}, char_cache=False).eval()
+    assert plain.cache is None and not plain.runner.bilm.char_encoder.cache_tokens
+    assert cached.cache is not None
+    ids = batch_to_ids(SENTENCES)
+    expected = plain(ids)
+    first = cached(ids)
+    assert (cached.cache.hits, cached.cache.misses) == (0, 3)
+    second = cached(ids)
+    assert (cached.cache.hits, cached.cache.misses) == (3, 3)
+    torch.testing.assert_close(first, expected, atol=1e-6, rtol=0)
+    torch.testing.assert_close(second, expected, atol=1e-6, rtol=0)
+    # a batch of one cached and one new sentence
+    mixed = cached(batch_to_ids(OTHERS))
+    assert (cached.cache.hits, cached.cache.misses) == (4, 4)
+    torch.testing.assert_close(mixed, plain(batch_to_ids(OTHERS)), atol=1e-6, rtol=0)
+
+
+def test_cached_layers_equal_the_runner(tiny_bilm_dir: Path) -> None:
+    embedder = build(tiny_bilm_dir, dropout=0.0).eval()
+    ids = batch_to_ids(SENTENCES)
+    layers, mask = embedder._layers(ids)
+    with torch.no_grad():
+        direct, direct_mask = embedder.runner.with_boundaries(ids)
+    assert torch.equal(mask, direct_mask)
+    for a, b in zip(layers, direct, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+
+
+def test_disk_cache_is_shared_between_embedders(tiny_bilm_dir: Path, tmp_path: Path) -> None:
+    config = {"dropout": 0.0, "cache": {"disk_dir": str(tmp_path / "cache")}}
+    first = build(tiny_bilm_dir, **config).eval()
+    expected = first(batch_to_ids(SENTENCES))
+    second = build(tiny_bilm_dir, **config).eval()
+    got = second(batch_to_ids(SENTENCES))
+    assert second.cache is not None and (second.cache.hits, second.cache.misses) == (3, 0)
+    torch.testing.assert_close(got, expected, atol=0, rtol=0)
+
+
+def test_cache_namespaces(tiny_bilm_dir: Path, other_tiny_bilm_dir: Path, tmp_path: Path) -> None:
+    def namespace(weights: Path, **config: Any) -> str:
+        cache = build(weights, **config).cache
+        assert cache is not None
+        return cache.namespace
+
+    base = namespace(tiny_bilm_dir)
+    digest = weights_digest(tiny_bilm_dir / "options.json", tiny_bilm_dir / "weights.hdf5")
+    assert base == f"{digest}|stateless"
+    assert namespace(tiny_bilm_dir) == base
+    assert namespace(other_tiny_bilm_dir) != base
+    warm = namespace(tiny_bilm_dir, state="warm")
+    assert warm != base and warm.startswith(f"{digest}|warm:")
+    warmup = tmp_path / "warmup.txt"
+    warmup.write_text("Some other warm-up text .\n\nAnd a second line .\n", encoding="utf-8")
+    assert namespace(tiny_bilm_dir, state="warm", warmup_file=str(warmup)) not in (base, warm)
+
+
+def test_the_same_sentence_is_a_different_key_under_other_weights(
+        tiny_bilm_dir: Path, other_tiny_bilm_dir: Path, tmp_path: Path) -> None:
+    disk = {"dropout": 0.0, "cache": {"disk_dir": str(tmp_path / "cache")}}
+    one = build(tiny_bilm_dir, **disk).eval()
+    out_one = one(batch_to_ids(SENTENCES))
+    two = build(other_tiny_bilm_dir, **disk).eval()
+    out_two = two(batch_to_ids(SENTENCES))
+    assert two.cache is not None and two.cache.hits == 0
+    assert (out_one - out_two).abs().max() > 1e-3
+
+
+def test_stateful_never_caches(tiny_bilm_dir: Path) -> None:
+    embedder = build(tiny_bilm_dir, state="stateful", dropout=0.0).eval()
+    assert embedder.cache is None
+    ids = batch_to_ids(SENTENCES)
+    first, second = embedder(ids), embedder(ids)
+    assert (first - second).abs().max() > 1e-4  # the carried state changes the vectors
+
+
+def test_warm_embedder_caches_and_matches_uncached(tiny_bilm_dir: Path) -> None:
+    cached = build(tiny_bilm_dir, state="warm", dropout=0.0).eval()
+    plain = build(tiny_bilm_dir, state="warm", dropout=0.0, cache={"enabled": False}).eval()
+    ids = batch_to_ids(SENTENCES)
+    expected = plain(ids)
+    torch.testing.assert_close(cached(ids), expected, atol=1e-6, rtol=0)
+    torch.testing.assert_close(cached(ids), expected, atol=1e-6, rtol=0)
+    assert cached.cache is not None and cached.cache.hits == 3
+
+
+# ----------------------------------------------------------------- gradients
+
+
+def test_bilm_is_frozen_and_mixes_learn(tiny_bilm_dir: Path) -> None:
+    embedder = build(tiny_bilm_dir, mixes=[{"l2": 0.1}], dropout=0.0)
+    embedder.train()
+    bilm = embedder.runner.bilm
+    assert not any(p.requires_grad for p in bilm.parameters())
+    trainable = {name for name, p in embedder.named_parameters() if p.requires_grad}
+    assert trainable == {"mixes.0.scalar_parameters", "mixes.0.gamma"}
+    for _ in range(2):  # uncached, then cached
+        embedder.zero_grad()
+        out = embedder(batch_to_ids(SENTENCES))
+        loss = (out * torch.linspace(-1, 1, OUTPUT_DIM)).sum()
+        penalty = embedder.regularization_penalty()
+        assert penalty is not None
+        (loss + penalty).backward()
+        assert all(p.grad is None for p in bilm.parameters())
+        mix = embedder.mixes[0]
+        assert mix.scalar_parameters.grad is not None
+        assert mix.scalar_parameters.grad.abs().sum() > 0
+        assert mix.gamma.grad is not None and mix.gamma.grad.abs().sum() > 0
+
+
+def test_requires_grad_trains_the_bilm_without_caches(tiny_bilm_dir: Path) -> None:
+    embedder = build(tiny_bilm_dir, requires_grad=True, dropout=0.0)
+    assert embedder.cache is None
+    bilm = embedder.runner.bilm
+    assert not bilm.char_encoder.cache_tokens
+    assert all(p.requires_grad for p in bilm.parameters())
+    embedder(batch_to_ids(SENTENCES)).sum().backward()
+    assert bilm.char_encoder.projection_weight.grad is not None
+    assert bilm.forward_layers[1].input_weight.grad is not None
+
+
+def test_regularization_penalty_sums_the_mixes(tiny_bilm_dir: Path) -> None:
+    assert build(tiny_bilm_dir).regularization_penalty() is None
+    embedder = build(tiny_bilm_dir, mixes=[{"l2": 0.1}, {"l2": 0.5}, {}])
+    with torch.no_grad():
+        embedder.mixes[0].scalar_parameters.copy_(torch.tensor([1.0, 0.0, 0.0]))
+        embedder.mixes[1].scalar_parameters.copy_(torch.tensor([0.0, 2.0, 0.0]))
+        embedder.mixes[2].scalar_parameters.copy_(torch.tensor([5.0, 5.0, 5.0]))
+    penalty = embedder.regularization_penalty()
+    assert penalty is not None
+    assert penalty.item() == pytest.approx(0.1 * 1.0 + 0.5 * 4.0)
+
+
+# ----------------------------------------------------------------- placements and report
+
+
+def test_two_mixes_give_an_extra_representation(tiny_bilm_dir: Path) -> None:
+    embedder = build(tiny_bilm_dir, mixes=[{}, {"mode": "last"}], dropout=0.0).eval()
+    assert embedder.num_extra_representations == 1
+    ids = batch_to_ids(SENTENCES)
+    out = embedder(ids)
+    assert len(embedder.extra_representations) == 1
+    extra = embedder.extra_representations[0]
+    assert extra.shape == out.shape == (3, 7, OUTPUT_DIM)
+    with torch.no_grad():
+        layers, _ = embedder.runner(ids)
+    torch.testing.assert_close(extra, layers[-1])
+    torch.testing.assert_close(out, sum(layers) / 3)
+    # separate parameters per placement
+    assert embedder.mixes[0].scalar_parameters is not embedder.mixes[1].scalar_parameters
+
+
+def test_mix_report(tiny_bilm_dir: Path) -> None:
+    embedder = build(tiny_bilm_dir, mixes=[{}, {"mode": "fixed", "weights": [1, 0, 3]}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = embedder.mix_report()
+    assert report == [{"weights": [0.333333, 0.333333, 0.333333], "gamma": 1.0},
+                      {"weights": [0.25, 0.0, 0.75], "gamma": 1.0}]
+    with torch.no_grad():
+        embedder.mixes[0].scalar_parameters.copy_(torch.tensor([0.0, 0.0, 1.0]))
+        embedder.mixes[0].gamma.fill_(2.5)
+    first = embedder.mix_report()[0]
+    assert sum(first["weights"]) == pytest.approx(1.0, abs=1e-5)
+    assert first["weights"][2] > first["weights"][0] == first["weights"][1]
+    assert first["gamma"] == 2.5
+
+
+def test_dropout_applies_in_training_only(tiny_bilm_dir: Path) -> None:
+    embedder = build(tiny_bilm_dir, dropout=0.5)
+    ids = batch_to_ids(SENTENCES)
+    embedder.eval()
+    clean = embedder(ids)
+    embedder.train()
+    torch.manual_seed(0)
+    noisy = embedder(ids)
+    assert not torch.equal(clean, noisy)
+    kept = noisy != 0
+    torch.testing.assert_close(noisy[kept], 2 * clean[kept])
+
+
+# ----------------------------------------------------------------- resolve_weights
+
+
+def test_resolve_a_directory(tiny_bilm_dir: Path) -> None:
+    assert resolve_weights(str(tiny_bilm_dir)) == (tiny_bilm_dir / "options.json",
+                                                   tiny_bilm_dir / "weights.hdf5")
+
+
+@pytest.mark.parametrize("present", ["options.json", "weights.hdf5"])
+def test_directory_lacking_a_file(tmp_path: Path, present: str) -> None:
+    (tmp_path / present).write_text("{}")
+    missing = ({"options.json", "weights.hdf5"} - {present}).pop()
+    with pytest.raises(DataError, match=rf"biLM directory lacks {missing}"):
+        resolve_weights(str(tmp_path))
+
+
+def test_unknown_name_lists_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(DataError) as info:
+        resolve_weights("tiny")
+    message = str(info.value)
+    assert message.startswith("tiny: not a biLM directory") and "\n" not in message
+    assert "5.5B, medium, original, small" in message
+
+
+def offline(*args: Any, **kwargs: Any) -> Any:
+    raise OSError("network is unreachable")
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN))
+def test_offline_known_name_is_a_one_line_error(name: str, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELMO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    with pytest.raises(DataError) as info:
+        resolve_weights(name)
+    message = str(info.value)
+    folder = tmp_path / "cache" / name
+    assert "\n" not in message
+    assert message.startswith(f"cannot download {KNOWN[name].url('options.json')}")
+    assert "network is unreachable" in message
+    assert f"put options.json and weights.hdf5 into {folder}" in message
+    assert not [p for p in folder.rglob("*") if p.is_file()]  # no partial downloads left
+
+
+def test_offline_embedder_config_fails_with_the_folder(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELMO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    validator = Validator()
+    spec = validator.component({"type": "elmo", "weights": "small"}, "token_embedder", "elmo")
+    with pytest.raises(DataError, match=rf"into {tmp_path / 'cache' / 'small'}$"):
+        spec.build()
+
+
+def test_cached_known_name_needs_no_network(tiny_bilm_dir: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELMO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    folder = tmp_path / "cache" / "medium"
+    folder.mkdir(parents=True)
+    for name in ("options.json", "weights.hdf5"):
+        (folder / name).write_bytes((tiny_bilm_dir / name).read_bytes())
+    assert resolve_weights("medium") == (folder / "options.json", folder / "weights.hdf5")
+    assert build("medium").output_dim == OUTPUT_DIM
+
+
+def test_known_name_is_downloaded_once(tiny_bilm_dir: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ELMO_CACHE_DIR", str(cache))
+    monkeypatch.chdir(tmp_path)
+    requested: list[str] = []
+
+    def fake_urlopen(url: str, timeout: float = 0) -> io.BytesIO:
+        requested.append(url)
+        kind = "options.json" if url.endswith("_options.json") else "weights.hdf5"
+        return io.BytesIO((tiny_bilm_dir / kind).read_bytes())
+
+    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
+    options, weights = resolve_weights("small")
+    assert requested == [KNOWN["small"].url("options.json"), KNOWN["small"].url("weights.hdf5")]
+    assert (options, weights) == (cache / "small" / "options.json",
+                                  cache / "small" / "weights.hdf5")
+    assert weights.read_bytes() == (tiny_bilm_dir / "weights.hdf5").read_bytes()
+    assert sorted(p.name for p in (cache / "small").iterdir()) == ["options.json", "weights.hdf5"]
+    resolve_weights("small")
+    assert len(requested) == 2
+
+
+def test_checksum_mismatch_leaves_nothing(tiny_bilm_dir: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELMO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(pretrained.KNOWN, "small",
+                        pretrained.Released("f", "s", options_sha1="0" * 40))
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=0: io.BytesIO(b"{}"))
+    with pytest.raises(DataError, match=r"checksum mismatch \(expected 0{40}\)"):
+        resolve_weights("small")
+    assert not list((tmp_path / "cache" / "small").iterdir())
+
+
+# ----------------------------------------------------------------- ActivationCache
+
+
+def test_activation_cache_keys_depend_on_namespace_and_ids() -> None:
+    ids = np.arange(100, dtype=np.int64).reshape(2, 50)
+    one, other = ActivationCache("a|stateless"), ActivationCache("b|stateless")
+    assert one.key(ids) == ActivationCache("a|stateless").key(ids.astype(np.int32))
+    assert one.key(ids) != other.key(ids)
+    assert one.key(ids) != one.key(ids[:1])
+
+
+def test_activation_cache_evicts_least_recently_used() -> None:
+    tensor = torch.ones(3, 4, 8)  # 384 bytes
+    cache = ActivationCache("n", memory_mb=1000 / 2**20)  # room for two
+    cache.put("a", tensor)
+    cache.put("b", tensor * 2)
+    assert cache.get("a") is not None  # a is now the most recent
+    cache.put("c", tensor * 3)
+    assert cache.get("b") is None
+    assert torch.equal(cache.get("a"), tensor) and torch.equal(cache.get("c"), tensor * 3)
+    assert (cache.hits, cache.misses) == (3, 1)
+    cache.put("huge", torch.ones(100, 100))  # larger than the budget: not kept
+    assert cache.get("huge") is None and cache.get("a") is not None
+
+
+def test_activation_cache_stores_copies_and_fp16() -> None:
+    tensor = torch.linspace(-1, 1, 24).reshape(1, 3, 8)
+    cache = ActivationCache("n")
+    cache.put("k", tensor)
+    tensor.zero_()
+    assert cache.get("k").abs().sum() > 0
+    half = ActivationCache("n", fp16=True)
+    value = torch.tensor([[[1 / 3]]])
+    half.put("k", value)
+    got = half.get("k")
+    assert got.dtype == torch.float32
+    assert float(got) == float(value.half()) != float(value)
+
+
+def test_empty_sentences_in_a_cached_batch(tiny_bilm_dir: Path) -> None:
+    cached = build(tiny_bilm_dir, dropout=0.0).eval()
+    plain = build(tiny_bilm_dir, dropout=0.0, cache={"enabled": False}).eval()
+    for batch in ([["A", "b"], []], [[], []]):
+        ids = batch_to_ids(batch)
+        expected = plain(ids)
+        torch.testing.assert_close(cached(ids), expected, atol=1e-6, rtol=0)
+        torch.testing.assert_close(cached(ids), expected, atol=1e-6, rtol=0)
+
+
+def test_layer_norm_statistics_include_the_sentence_boundaries(tiny_bilm_dir: Path) -> None:
+    """Mixing happens before BOS/EOS are dropped (ELMO_FORMAT.md, forward step 6)."""
+    from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
+    from elmo_experiments.bilm.scalar_mix import masked_layer_norm
+
+    embedder = build(tiny_bilm_dir, mixes=[{"layer_norm": True}], dropout=0.0).eval()
+    ids = batch_to_ids(SENTENCES)
+    with torch.no_grad():
+        out = embedder(ids)
+        layers, mask = embedder.runner.with_boundaries(ids)
+        normed = [masked_layer_norm(layer, mask) for layer in layers]
+        expected = remove_boundaries(sum(normed) / len(normed), mask)
+        stripped, inner = embedder.runner(ids)
+        without = sum(masked_layer_norm(layer, inner) for layer in stripped) / len(stripped)
+    torch.testing.assert_close(out, expected, atol=1e-6, rtol=0)
+    assert (out - without * inner[:, :, None]).abs().max() > 1e-3  # the boundaries matter
+    assert torch.all(out[~inner] == 0)  # padding stays zero
