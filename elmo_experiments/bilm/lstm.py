@@ -40,24 +40,45 @@ class ProjectedLstm(torch.nn.Module):
     def forward(self, inputs: torch.Tensor, lengths: torch.Tensor,
                 state: LstmState | None = None) -> tuple[torch.Tensor, LstmState]:
         # inputs: (batch, seq, input_dim), right-padded; lengths: (batch,)
+        # -> outputs (batch, seq, P), zero at padding; final state (h, c)
         batch, seq, _ = inputs.shape
         h, c = state if state is not None else self.zero_state(batch, inputs)
-        c_dim = self.cell_dim
-        gates_x = torch.addmm(self.bias, inputs.reshape(batch * seq, -1), self.input_weight)
-        gates_x = gates_x.view(batch, seq, 4 * c_dim)  # (batch, seq, 4C)
         steps = int(lengths.max()) if batch else 0
+        if steps == 0:
+            return inputs.new_zeros(batch, seq, self.projection_dim), (h, c)
         active = torch.arange(steps, device=inputs.device)[:, None] < lengths[None, :]
-        all_active = active.all(dim=1).tolist()  # per step: every row still running?
+        all_active = active.all(dim=1).tolist()  # per step: is every row still running?
+        # input contributions of all steps in one product, time-major: (steps, batch, 4C)
+        time_major = inputs[:, :steps].transpose(0, 1).reshape(steps * batch, -1)
+        gates_x = torch.addmm(self.bias, time_major, self.input_weight).view(steps, batch, -1)
+        if torch.is_grad_enabled():
+            out = self._steps_autograd(gates_x, h, c, active, all_active)
+        else:
+            out = self._steps_inference(gates_x, h, c, active, all_active)
+        outputs, final = out
+        outputs = outputs.transpose(0, 1)  # (batch, steps, P)
+        if steps < seq:
+            outputs = torch.nn.functional.pad(outputs, (0, 0, 0, seq - steps))
+        return outputs, final
+
+    def _clip(self, tensor: torch.Tensor, limit: float | None, inplace: bool) -> torch.Tensor:
+        if limit is None:
+            return tensor
+        return tensor.clamp_(-limit, limit) if inplace else tensor.clamp(-limit, limit)
+
+    def _steps_autograd(self, gates_x: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
+                        active: torch.Tensor, all_active: list[bool]
+                        ) -> tuple[torch.Tensor, LstmState]:
+        """Out-of-place steps (for training); same arithmetic as the inference path."""
+        size = self.cell_dim
         outputs = []
-        for t in range(steps):
-            z = torch.addmm(gates_x[:, t], h, self.hidden_weight)  # (batch, 4C)
-            i, j, f, o = z.split(c_dim, dim=1)
-            c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)  # (batch, C)
-            if self.cell_clip is not None:
-                c_new = c_new.clamp(-self.cell_clip, self.cell_clip)
-            h_new = (torch.sigmoid(o) * torch.tanh(c_new)).mm(self.projection)  # (batch, P)
-            if self.proj_clip is not None:
-                h_new = h_new.clamp(-self.proj_clip, self.proj_clip)
+        for t in range(gates_x.shape[0]):
+            z = torch.addmm(gates_x[t], h, self.hidden_weight)  # (batch, 4C)
+            i, j, f, o = z.split(size, dim=1)
+            c_new = torch.addcmul(torch.sigmoid(f) * c, torch.sigmoid(i), torch.tanh(j))
+            c_new = self._clip(c_new, self.cell_clip, inplace=False)  # (batch, C)
+            h_new = (torch.tanh(c_new) * torch.sigmoid(o)).mm(self.projection)  # (batch, P)
+            h_new = self._clip(h_new, self.proj_clip, inplace=False)
             if all_active[t]:
                 h, c = h_new, c_new
             else:
@@ -65,9 +86,34 @@ class ProjectedLstm(torch.nn.Module):
                 h, c = torch.where(keep, h_new, h), torch.where(keep, c_new, c)
                 h_new = h_new * keep
             outputs.append(h_new)
-        if not outputs:
-            return inputs.new_zeros(batch, seq, self.projection_dim), (h, c)
-        out = torch.stack(outputs, dim=1)  # (batch, steps, P)
-        if steps < seq:
-            out = torch.nn.functional.pad(out, (0, 0, 0, seq - steps))
-        return out, (h, c)  # (batch, seq, P), final state
+        return torch.stack(outputs), (h, c)  # (steps, batch, P)
+
+    def _steps_inference(self, gates_x: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
+                         active: torch.Tensor, all_active: list[bool]
+                         ) -> tuple[torch.Tensor, LstmState]:
+        """In-place steps without autograd: no per-step allocation of gate-sized tensors."""
+        size = self.cell_dim
+        steps, batch, _ = gates_x.shape
+        outputs = gates_x.new_empty(steps, batch, self.projection_dim)
+        z = gates_x.new_empty(batch, 4 * size)
+        cell_out = gates_x.new_empty(batch, size)
+        for t in range(steps):
+            torch.addmm(gates_x[t], h, self.hidden_weight, out=z)  # (batch, 4C): [i, j, f, o]
+            z[:, :size].sigmoid_()
+            z[:, 2 * size :].sigmoid_()
+            z[:, size : 2 * size].tanh_()
+            c_new = torch.addcmul(z[:, 2 * size : 3 * size] * c, z[:, :size],
+                                  z[:, size : 2 * size])  # (batch, C)
+            self._clip(c_new, self.cell_clip, inplace=True)
+            torch.tanh(c_new, out=cell_out)
+            cell_out.mul_(z[:, 3 * size :])
+            h_new = torch.mm(cell_out, self.projection, out=outputs[t])  # (batch, P)
+            self._clip(h_new, self.proj_clip, inplace=True)
+            if all_active[t]:
+                h, c = h_new, c_new
+            else:
+                keep = active[t][:, None]  # (batch, 1)
+                h = torch.where(keep, h_new, h)
+                c = torch.where(keep, c_new, c)
+                h_new.mul_(keep)
+        return outputs, (h, c)
