@@ -38,7 +38,7 @@ def _vocabulary(size: int = 2000, seed: int = 0) -> list[str]:
 WORDS = _vocabulary()
 
 
-def matmul_peak(threads: int, size: int = 2048, repeats: int = 5) -> float:
+def matmul_peak(threads: int, size: int = 2048, repeats: int = 10) -> float:
     """Best GFLOP/s of an fp32 (size x size) @ (size x size) product."""
     torch.set_num_threads(threads)
     a, b = torch.randn(size, size), torch.randn(size, size)
@@ -81,17 +81,18 @@ def time_forward(bilm, ids: torch.Tensor, repeats: int) -> float:  # type: ignor
 
 def bench_bilm(args: argparse.Namespace) -> None:
     options = SIZES[args.size]
-    peak = matmul_peak(args.threads)
+    peak_before = matmul_peak(args.threads)
     with tempfile.TemporaryDirectory() as folder:
         write_random_weights(folder, options, seed=0)
         bilm = load_bilm(Path(folder) / "options.json", Path(folder) / "weights.hdf5")
     ids = batch_to_ids(sentences(args.batch, args.tokens, seed=0))
     seconds = time_forward(bilm, ids, args.repeats)
+    peak = max(peak_before, matmul_peak(args.threads))  # the higher peak: the stricter ratio
     tokens = args.batch * args.tokens
     flops = forward_flops(options, args.batch * (args.tokens + 2))
     achieved = flops / seconds / 1e9
     print(f"biLM {args.size}: batch {args.batch} x {args.tokens} tokens, {args.threads} threads")
-    print(f"  matmul peak (fp32, 2048^3):       {peak:8.1f} GFLOP/s")
+    print(f"  matmul peak (fp32, 2048^3):       {peak:8.1f} GFLOP/s (best before/after)")
     print(f"  forward, no caches:               {tokens / seconds:8.0f} tokens/s  "
           f"{seconds * 1000:7.1f} ms/batch  {achieved:6.1f} GFLOP/s "
           f"= {achieved / peak:.2f} of peak")
@@ -130,7 +131,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--tokens", type=int, default=20)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-ner", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)

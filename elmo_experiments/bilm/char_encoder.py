@@ -7,6 +7,7 @@ import torch
 from elmo_experiments.bilm.options import BilmOptions
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
+_CHUNK_TOKENS = 64
 
 
 class CharacterEncoder(torch.nn.Module):
@@ -58,15 +59,28 @@ class CharacterEncoder(torch.nn.Module):
     def clear_cache(self) -> None:
         self._cache.clear()
 
+    def _convolve(self, chars: torch.Tensor) -> torch.Tensor:
+        """Max over positions of every valid convolution, as one matrix product per width.
+
+        chars: (tokens, 50, e) -> (tokens, F). Windows come from ``unfold`` in (e, width) order,
+        which is the flattened layout of a (n, e, width) convolution weight.
+        """
+        tokens, length, dim = chars.shape
+        pooled = []
+        for weight, bias in zip(self.conv_weights, self.conv_biases, strict=True):
+            count, _, width = weight.shape
+            positions = length - width + 1
+            windows = chars.unfold(1, width, 1).reshape(tokens * positions, dim * width)
+            scores = torch.addmm(bias, windows, weight.reshape(count, -1).t())
+            pooled.append(scores.view(tokens, positions, count).amax(dim=1))  # (tokens, n_i)
+        return torch.cat(pooled, dim=1)
+
     def _encode(self, ids: torch.Tensor) -> torch.Tensor:
         # ids: (tokens, 50)
         chars = torch.nn.functional.embedding(ids, self.char_embedding)  # (tokens, 50, e)
-        chars = chars.transpose(1, 2)  # (tokens, e, 50)
-        pooled = [
-            torch.nn.functional.conv1d(chars, weight, bias).amax(dim=2)  # (tokens, n_i)
-            for weight, bias in zip(self.conv_weights, self.conv_biases, strict=True)
-        ]
-        x = self.activation(torch.cat(pooled, dim=1))  # (tokens, F)
+        # chunks of tokens keep each product's output in cache (several times faster on CPU)
+        convolved = [self._convolve(chunk) for chunk in chars.split(_CHUNK_TOKENS)]
+        x = self.activation(torch.cat(convolved))  # (tokens, F)
         f = self.num_filters
         for weight, bias in zip(self.highway_weights, self.highway_biases, strict=True):
             both = torch.addmm(bias, x, weight)  # (tokens, 2F)

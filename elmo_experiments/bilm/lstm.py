@@ -8,19 +8,21 @@ LstmState = tuple[torch.Tensor, torch.Tensor]  # h (batch, P), c (batch, C)
 
 
 class ProjectedLstm(torch.nn.Module):
-    """One LSTM layer, one direction: ``z = [x, h] W + B``, gates [i, j, f, o] (TF order).
+    """One LSTM layer, one direction: ``z = W_x x + W_h h + b``, gates [i, j, f, o] (TF order).
 
-    ``bias`` already contains the +1 forget bias that the released files leave out. Rows whose
-    sequence has ended keep their state, so the final state is the one after the last token.
+    Weights are stored (out, in) like ``torch.nn.Linear``: ``input_weight`` (4C, in),
+    ``hidden_weight`` (4C, P), ``projection`` (P, C). ``bias`` already contains the +1 forget
+    bias that the released files leave out. Rows whose sequence has ended keep their state, so
+    the final state is the one after the last token.
     """
 
     def __init__(self, input_dim: int, cell_dim: int, projection_dim: int,
                  cell_clip: float | None, proj_clip: float | None) -> None:
         super().__init__()
-        self.input_weight = torch.nn.Parameter(torch.zeros(input_dim, 4 * cell_dim))
-        self.hidden_weight = torch.nn.Parameter(torch.zeros(projection_dim, 4 * cell_dim))
+        self.input_weight = torch.nn.Parameter(torch.zeros(4 * cell_dim, input_dim))
+        self.hidden_weight = torch.nn.Parameter(torch.zeros(4 * cell_dim, projection_dim))
         self.bias = torch.nn.Parameter(torch.zeros(4 * cell_dim))
-        self.projection = torch.nn.Parameter(torch.zeros(cell_dim, projection_dim))
+        self.projection = torch.nn.Parameter(torch.zeros(projection_dim, cell_dim))
         self.cell_dim, self.projection_dim = cell_dim, projection_dim
         self.cell_clip, self.proj_clip = cell_clip, proj_clip
 
@@ -48,15 +50,10 @@ class ProjectedLstm(torch.nn.Module):
             return inputs.new_zeros(batch, seq, self.projection_dim), (h, c)
         active = torch.arange(steps, device=inputs.device)[:, None] < lengths[None, :]
         all_active = active.all(dim=1).tolist()  # per step: is every row still running?
-        # input contributions of all steps in one product, time-major: (steps, batch, 4C)
-        time_major = inputs[:, :steps].transpose(0, 1).reshape(steps * batch, -1)
-        gates_x = torch.addmm(self.bias, time_major, self.input_weight).view(steps, batch, -1)
         if torch.is_grad_enabled():
-            out = self._steps_autograd(gates_x, h, c, active, all_active)
+            outputs, final = self._steps_autograd(inputs[:, :steps], h, c, active, all_active)
         else:
-            out = self._steps_inference(gates_x, h, c, active, all_active)
-        outputs, final = out
-        outputs = outputs.transpose(0, 1)  # (batch, steps, P)
+            outputs, final = self._steps_inference(inputs[:, :steps], h, c, active, all_active)
         if steps < seq:
             outputs = torch.nn.functional.pad(outputs, (0, 0, 0, seq - steps))
         return outputs, final
@@ -66,18 +63,19 @@ class ProjectedLstm(torch.nn.Module):
             return tensor
         return tensor.clamp_(-limit, limit) if inplace else tensor.clamp(-limit, limit)
 
-    def _steps_autograd(self, gates_x: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
+    def _steps_autograd(self, inputs: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
                         active: torch.Tensor, all_active: list[bool]
                         ) -> tuple[torch.Tensor, LstmState]:
-        """Out-of-place steps (for training); same arithmetic as the inference path."""
+        """Batch-major, out-of-place steps (for training)."""
         size = self.cell_dim
+        gates_x = torch.nn.functional.linear(inputs, self.input_weight, self.bias)  # (b, s, 4C)
         outputs = []
-        for t in range(gates_x.shape[0]):
-            z = torch.addmm(gates_x[t], h, self.hidden_weight)  # (batch, 4C)
+        for t in range(inputs.shape[1]):
+            z = torch.addmm(gates_x[:, t], h, self.hidden_weight.t())  # (batch, 4C)
             i, j, f, o = z.split(size, dim=1)
             c_new = torch.addcmul(torch.sigmoid(f) * c, torch.sigmoid(i), torch.tanh(j))
             c_new = self._clip(c_new, self.cell_clip, inplace=False)  # (batch, C)
-            h_new = (torch.tanh(c_new) * torch.sigmoid(o)).mm(self.projection)  # (batch, P)
+            h_new = (torch.tanh(c_new) * torch.sigmoid(o)).mm(self.projection.t())  # (batch, P)
             h_new = self._clip(h_new, self.proj_clip, inplace=False)
             if all_active[t]:
                 h, c = h_new, c_new
@@ -86,34 +84,42 @@ class ProjectedLstm(torch.nn.Module):
                 h, c = torch.where(keep, h_new, h), torch.where(keep, c_new, c)
                 h_new = h_new * keep
             outputs.append(h_new)
-        return torch.stack(outputs), (h, c)  # (steps, batch, P)
+        return torch.stack(outputs, dim=1), (h, c)  # (batch, steps, P)
 
-    def _steps_inference(self, gates_x: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
+    def _steps_inference(self, inputs: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
                          active: torch.Tensor, all_active: list[bool]
                          ) -> tuple[torch.Tensor, LstmState]:
-        """In-place steps without autograd: no per-step allocation of gate-sized tensors."""
+        """Feature-major, in-place steps without autograd (the fast path on CPU).
+
+        Every product is ``W @ x`` with the batch as the short last dimension, which MKL runs
+        much faster than ``x @ W`` for a batch of 64, and the gates are contiguous row blocks.
+        tanh is computed as ``2 sigmoid(2x) - 1`` (the same function; torch's vectorised sigmoid
+        is several times faster than its tanh, absolute difference below 2e-7).
+        """
         size = self.cell_dim
-        steps, batch, _ = gates_x.shape
-        outputs = gates_x.new_empty(steps, batch, self.projection_dim)
-        z = gates_x.new_empty(batch, 4 * size)
-        cell_out = gates_x.new_empty(batch, size)
+        batch, steps, _ = inputs.shape
+        columns = inputs.permute(2, 1, 0).reshape(-1, steps * batch)  # (in, steps * batch)
+        gates_x = torch.addmm(self.bias[:, None], self.input_weight, columns)  # (4C, s * b)
+        h_t, c_t = h.t().contiguous(), c.t().contiguous()  # (P, batch), (C, batch)
+        outputs = inputs.new_empty(steps, self.projection_dim, batch)
+        z = inputs.new_empty(4 * size, batch)
+        cell_out = inputs.new_empty(size, batch)
         for t in range(steps):
-            torch.addmm(gates_x[t], h, self.hidden_weight, out=z)  # (batch, 4C): [i, j, f, o]
-            z[:, :size].sigmoid_()
-            z[:, 2 * size :].sigmoid_()
-            z[:, size : 2 * size].tanh_()
-            c_new = torch.addcmul(z[:, 2 * size : 3 * size] * c, z[:, :size],
-                                  z[:, size : 2 * size])  # (batch, C)
-            self._clip(c_new, self.cell_clip, inplace=True)
-            torch.tanh(c_new, out=cell_out)
-            cell_out.mul_(z[:, 3 * size :])
-            h_new = torch.mm(cell_out, self.projection, out=outputs[t])  # (batch, P)
+            gates = gates_x[:, t * batch : (t + 1) * batch]
+            torch.addmm(gates, self.hidden_weight, h_t, out=z)  # (4C, batch): [i, j, f, o]
+            z[:size].sigmoid_()
+            z[size : 2 * size].mul_(2.0).sigmoid_().mul_(2.0).sub_(1.0)
+            z[2 * size :].sigmoid_()
+            c_new = torch.addcmul(z[2 * size : 3 * size] * c_t, z[:size], z[size : 2 * size])
+            self._clip(c_new, self.cell_clip, inplace=True)  # (C, batch)
+            torch.mul(c_new, 2.0, out=cell_out).sigmoid_().mul_(2.0).sub_(1.0)
+            cell_out.mul_(z[3 * size :])
+            h_new = torch.mm(self.projection, cell_out, out=outputs[t])  # (P, batch)
             self._clip(h_new, self.proj_clip, inplace=True)
             if all_active[t]:
-                h, c = h_new, c_new
+                h_t, c_t = h_new, c_new
             else:
-                keep = active[t][:, None]  # (batch, 1)
-                h = torch.where(keep, h_new, h)
-                c = torch.where(keep, c_new, c)
+                keep = active[t][None, :]  # (1, batch)
+                h_t, c_t = torch.where(keep, h_new, h_t), torch.where(keep, c_new, c_t)
                 h_new.mul_(keep)
-        return outputs, (h, c)
+        return outputs.permute(2, 0, 1), (h_t.t(), c_t.t())  # (batch, steps, P)

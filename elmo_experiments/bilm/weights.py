@@ -72,14 +72,15 @@ def _assign(bilm: BidirectionalLM, role: str, value: np.ndarray) -> None:
             enc.projection_bias.copy_(t)
         else:
             lstm = _lstm(bilm, int(where[0]), int(where[1]))
-            if kind == "lstm_w":
-                lstm.input_weight.copy_(t[: lstm.input_weight.shape[0]])
-                lstm.hidden_weight.copy_(t[lstm.input_weight.shape[0]:])
+            if kind == "lstm_w":  # released (in + P, 4C), rows x then h; ours (4C, in), (4C, P)
+                inputs = lstm.input_weight.shape[1]
+                lstm.input_weight.copy_(t[:inputs].t())
+                lstm.hidden_weight.copy_(t[inputs:].t())
             elif kind == "lstm_b":
                 lstm.bias.copy_(t)
                 lstm.bias[2 * lstm.cell_dim : 3 * lstm.cell_dim].add_(1.0)  # forget bias
             else:
-                lstm.projection.copy_(t)
+                lstm.projection.copy_(t.t())
 
 
 def _extract(bilm: BidirectionalLM, role: str) -> np.ndarray:
@@ -103,12 +104,12 @@ def _extract(bilm: BidirectionalLM, role: str) -> np.ndarray:
     else:
         lstm = _lstm(bilm, int(where[0]), int(where[1]))
         if kind == "lstm_w":
-            t = torch.cat([lstm.input_weight, lstm.hidden_weight], dim=0)
+            t = torch.cat([lstm.input_weight, lstm.hidden_weight], dim=1).t()
         elif kind == "lstm_b":
             t = lstm.bias.clone()
             t[2 * lstm.cell_dim : 3 * lstm.cell_dim] -= 1.0
         else:
-            t = lstm.projection
+            t = lstm.projection.t()
     return t.detach().cpu().numpy().astype(np.float32)
 
 

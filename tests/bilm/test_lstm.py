@@ -42,10 +42,10 @@ def test_one_step_by_hand():
     x, h0, c0 = torch.randn(1, 1, 6), torch.randn(1, 4), torch.randn(1, 10)
     with torch.no_grad():
         out, (h1, c1) = layer(x, torch.tensor([1]), (h0, c0))
-    z = x[0] @ layer.input_weight + h0 @ layer.hidden_weight + layer.bias
+    z = x[0] @ layer.input_weight.t() + h0 @ layer.hidden_weight.t() + layer.bias
     i, j, f, o = z.detach().split(10, dim=1)
     c = torch.sigmoid(f) * c0 + torch.sigmoid(i) * torch.tanh(j)
-    h = (torch.sigmoid(o) * torch.tanh(c)) @ layer.projection.detach()
+    h = (torch.sigmoid(o) * torch.tanh(c)) @ layer.projection.detach().t()
     torch.testing.assert_close(c1, c, atol=1e-6, rtol=0)
     torch.testing.assert_close(h1, h, atol=1e-6, rtol=0)
     torch.testing.assert_close(out[0], h, atol=1e-6, rtol=0)

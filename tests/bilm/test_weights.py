@@ -151,10 +151,10 @@ def test_export_matches_the_raw_datasets(tmp_path: Path) -> None:
             for index, lstm in enumerate(layers):
                 cell = CELL.format(d=d, l=index)
                 w0 = h[f"{cell}/W_0"][...]
-                np.testing.assert_array_equal(w0[:P], lstm.input_weight.detach().numpy())
-                np.testing.assert_array_equal(w0[P:], lstm.hidden_weight.detach().numpy())
+                np.testing.assert_array_equal(w0[:P], lstm.input_weight.detach().numpy().T)
+                np.testing.assert_array_equal(w0[P:], lstm.hidden_weight.detach().numpy().T)
                 np.testing.assert_array_equal(h[f"{cell}/W_P_0"][...],
-                                              lstm.projection.detach().numpy())
+                                              lstm.projection.detach().numpy().T)
                 raw_b = h[f"{cell}/B"][...]
                 b = lstm.bias.detach().numpy()
                 # the forget block is exported without the +1; i, j and o blocks unchanged
