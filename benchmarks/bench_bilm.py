@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -112,17 +113,22 @@ def bench_ner_cache(args: argparse.Namespace) -> None:
 
     os.environ.pop("ELMO_DATA_DIR", None)
     root = Path(__file__).resolve().parents[1]
-    common = ["trainer.num_epochs=2", "trainer.progress_bar=false", "data_loader.batch_size=8"]
+    common = ["trainer.num_epochs=5", "trainer.progress_bar=false", "data_loader.batch_size=8",
+              "trainer.patience=null"]
     with tempfile.TemporaryDirectory() as folder:
         write_random_weights(Path(folder) / "bilm", SIZES["small"], seed=0)
         os.environ["ELMO_WEIGHTS"] = str(Path(folder) / "bilm")
         base = train(root / "experiments/ner_baseline.jsonnet", Path(folder) / "base",
                      overrides=common)
         elmo = train(root / "experiments/ner.jsonnet", Path(folder) / "elmo", overrides=common)
-    base_epoch, elmo_epoch = base["epoch_durations_s"][1], elmo["epoch_durations_s"][1]
+    # epoch 1 fills the cache; epochs 2-5 read it (median, to steady sub-second timings)
+    base_epoch = statistics.median(base["epoch_durations_s"][1:])
+    elmo_epoch = statistics.median(elmo["epoch_durations_s"][1:])
+    first = elmo["epoch_durations_s"][0]
     print("NER on the embedded sample, small-size biLM (random weights), batch 8:")
-    print(f"  baseline epoch 2: {base_epoch:.2f}s; ELMo epoch 2 (activation cache warm): "
-          f"{elmo_epoch:.2f}s; ratio {elmo_epoch / base_epoch:.2f} (target <= 1.3)")
+    print(f"  baseline epoch: {base_epoch:.3f}s; ELMo epoch 1 (filling the cache): {first:.3f}s; "
+          f"later ELMo epochs (cache warm): {elmo_epoch:.3f}s")
+    print(f"  ratio {elmo_epoch / base_epoch:.2f} (target <= 1.3)")
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ def test_autograd_and_inference_paths_agree():
         torch.testing.assert_close(c_fast, c_slow, atol=1e-6, rtol=0)
         assert torch.all(fast[1, 2:] == 0) and torch.all(fast[2, 4:] == 0)
         # the final state of a short row is the state after its last token
-        short, (h_short, _) = layer(inputs[1:2, :2], lengths[1:2], (state[0][1:2], state[1][1:2]))
+        _, (h_short, _) = layer(inputs[1:2, :2], lengths[1:2], (state[0][1:2], state[1][1:2]))
         torch.testing.assert_close(h_short[0], h_slow[1], atol=1e-6, rtol=0)
         slow.sum().backward()
         assert all(p.grad is not None and torch.isfinite(p.grad).all()
