@@ -19,7 +19,7 @@ import torch
 
 from elmo_experiments.config.experiment import validate_experiment
 from elmo_experiments.config.loader import load_config
-from elmo_experiments.data.batching import index_instances
+from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.run import build_model, build_vocabulary, seed_everything
 from elmo_experiments.training.trainer import Trainer, evaluate
 
@@ -52,16 +52,17 @@ def main() -> None:
     optimizer = settings["optimizer"].build(parameters=list(model.parameters()))
     loader = experiment["data_loader"]
     with tempfile.TemporaryDirectory() as run_dir:
-        trainer = Trainer(model, optimizer, None, indexers, train_data, None, loader, settings,
-                          Path(run_dir), seed, [])
+        train_loader = InstanceLoader(train_data, indexers, loader, seed, train=True)
+        trainer = Trainer(model, optimizer, None, train_loader, None, settings, Path(run_dir), [])
         for epoch in range(args.epochs):
             start = time.perf_counter()
             trainer.train_epoch(epoch)
             train_time = time.perf_counter() - start
             start = time.perf_counter()
-            metrics = evaluate(model, dev_data, indexers, loader)
+            metrics = evaluate(model, InstanceLoader(dev_data, indexers, loader, train=False))
             eval_time = time.perf_counter() - start
-            test_f1 = evaluate(model, test_data, indexers, loader)["f1"]
+            test_loader = InstanceLoader(test_data, indexers, loader, train=False)
+            test_f1 = evaluate(model, test_loader)["f1"]
             print(f"epoch {epoch + 1}: train {train_time:.1f}s ({tokens / train_time:,.0f} "
                   f"tokens/s), validation {eval_time:.1f}s, epoch {train_time + eval_time:.1f}s, "
                   f"dev F1 {metrics['f1']:.2f}, test F1 {test_f1:.2f}")

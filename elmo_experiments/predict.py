@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.data.batching import index_instances
+from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.files import iter_lines
 from elmo_experiments.data.tag_schemes import convert_tags
 from elmo_experiments.run import load_run
@@ -23,8 +23,9 @@ def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "be
     instances = run.reader.read(data_file)
     data = index_instances(instances, run.reader.token_indexers, run.vocab)
     predictions: list[dict[str, Any]] = []
-    metrics = evaluate(run.model, data, run.reader.token_indexers,
-                       run.experiment["data_loader"], predictions)
+    loader = InstanceLoader(data, run.reader.token_indexers, run.experiment["data_loader"],
+                            train=False)
+    metrics = evaluate(run.model, loader, predictions)
     if predictions_path:
         with open(predictions_path, "w", encoding="utf-8") as handle:
             for record in predictions:
@@ -61,6 +62,7 @@ def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,
     instances = _read_input(input_path, raw_text, run.reader)
     data = index_instances(instances, run.reader.token_indexers, run.vocab)
     predictions: list[dict[str, Any]] = []
-    evaluate(run.model, data, run.reader.token_indexers, run.experiment["data_loader"],
-             predictions)
+    loader = InstanceLoader(data, run.reader.token_indexers, run.experiment["data_loader"],
+                            train=False)
+    evaluate(run.model, loader, predictions)
     yield from predictions

@@ -16,7 +16,7 @@ import torch
 
 from elmo_experiments.config.experiment import Experiment, validate_experiment
 from elmo_experiments.config.loader import load_config
-from elmo_experiments.data.batching import IndexedInstance, index_instances
+from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
@@ -154,9 +154,11 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool,
                                 settings["validation_metric"])
     callbacks: list[Callback] = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]],
                                  *extra_callbacks]
-    trainer = Trainer(model, optimizer, scheduler, reader.token_indexers, indexed["train"],
-                      indexed.get("validation"), experiment["data_loader"], settings, run_dir,
-                      seed, callbacks)
+    loaders = {split: InstanceLoader(data, reader.token_indexers, experiment["data_loader"],
+                                     seed, train=split == "train")
+               for split, data in indexed.items()}
+    trainer = Trainer(model, optimizer, scheduler, loaders["train"], loaders.get("validation"),
+                      settings, run_dir, callbacks)
     if recover:
         trainer.restore()
     for callback in callbacks:
@@ -164,7 +166,7 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool,
     logger.info("training on %d sentences, %d parameters", len(indexed["train"]),
                 sum(p.numel() for p in model.parameters() if p.requires_grad))
     best = trainer.train()
-    metrics = _final_metrics(trainer, best, model, indexed, reader, experiment, run_dir)
+    metrics = _final_metrics(trainer, best, model, loaders, experiment, run_dir)
     metrics["data"] = {**provenance(paths), "embedded_sample": used_sample}
     write_json(run_dir / "metrics.json", metrics)
     for callback in callbacks:
@@ -173,8 +175,8 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool,
 
 
 def _final_metrics(trainer: Trainer, best: dict[str, Any], model: torch.nn.Module,
-                   indexed: dict[str, list[IndexedInstance]], reader: Any,
-                   experiment: Experiment, run_dir: Path) -> dict[str, Any]:
+                   loaders: dict[str, InstanceLoader], experiment: Experiment,
+                   run_dir: Path) -> dict[str, Any]:
     state = trainer.state
     metrics: dict[str, Any] = {
         "best_epoch": state.best_epoch,
@@ -191,8 +193,8 @@ def _final_metrics(trainer: Trainer, best: dict[str, Any], model: torch.nn.Modul
             metrics[key] = value
     if (run_dir / "best.pt").is_file():
         model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
-    if experiment["evaluate_on_test"] and "test" in indexed:
-        test = evaluate(model, indexed["test"], reader.token_indexers, experiment["data_loader"])
+    if experiment["evaluate_on_test"] and "test" in loaders:
+        test = evaluate(model, loaders["test"])
         metrics.update({f"test_{k}": v for k, v in test.items()})
         logger.info("test: %s", json.dumps({k: round(v, 4) for k, v in test.items()
                                              if isinstance(v, float) and "-" not in k}))

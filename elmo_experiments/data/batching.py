@@ -141,3 +141,19 @@ def num_batches(data: list[IndexedInstance], settings: dict[str, Any], train: bo
     groups = make_batches([item.length for item in data], batch_size, settings.get("max_tokens"),
                           shuffle=False, sort_by_length=settings.get("sort_by_length", True))
     return len(groups)
+
+
+class InstanceLoader:
+    """What the trainer iterates: batches of indexed instances, reshuffled every epoch."""
+
+    def __init__(self, data: list[IndexedInstance], indexers: dict[str, TokenIndexer],
+                 settings: dict[str, Any], seed: int = 0, train: bool = True) -> None:
+        self.data, self.indexers, self.settings = data, indexers, settings
+        self.seed, self.train = seed, train
+
+    def batches(self, epoch: int) -> Iterator[dict[str, Any]]:
+        seed = self.seed * 1000 + epoch if self.train else 0
+        return iterate_batches(self.data, self.indexers, self.settings, seed, self.train)
+
+    def __len__(self) -> int:
+        return num_batches(self.data, self.settings, self.train)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 from tqdm import tqdm
 
 from elmo_experiments.config.registry import Param, Spec, suggest
-from elmo_experiments.data.batching import IndexedInstance, iterate_batches, num_batches
-from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.errors import ConfigError
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.run_dir import load_checkpoint, save_checkpoint, write_json
@@ -50,33 +49,35 @@ def _to_float(value: Any) -> Any:
     return float(value) if isinstance(value, (int, float, np.floating)) else value
 
 
+class Loader(Protocol):
+    """Batches for one epoch (deterministic for a given epoch) and how many there are."""
+
+    def batches(self, epoch: int) -> Iterator[dict[str, Any]]: ...
+
+    def __len__(self) -> int: ...
+
+
 class Trainer:
-    """Trains ``model`` on indexed data; writes checkpoints and metrics into ``run_dir``."""
+    """Trains ``model`` on a loader's batches; writes checkpoints and metrics into ``run_dir``."""
 
     def __init__(
         self,
         model: torch.nn.Module,
         optimizer: torch.optim.Optimizer,
         scheduler: Any,
-        indexers: dict[str, TokenIndexer],
-        train_data: list[IndexedInstance],
-        validation_data: list[IndexedInstance] | None,
-        loader: dict[str, Any],
+        train_loader: Loader,
+        validation_loader: Loader | None,
         settings: dict[str, Any],
         run_dir: Path,
-        seed: int,
         callbacks: list[Callback],
     ) -> None:
         self.model = model
         self.optimizer = optimizer
         self.scheduler = scheduler
-        self.indexers = indexers
-        self.train_data = train_data
-        self.validation_data = validation_data
-        self.loader = loader
+        self.train_loader = train_loader
+        self.validation_loader = validation_loader
         self.settings = settings
         self.run_dir = run_dir
-        self.seed = seed
         self.callbacks = callbacks
         metric = settings["validation_metric"]
         self.metric_name = metric[1:]
@@ -112,9 +113,8 @@ class Trainer:
         self.model.train()
         total_loss, batches = 0.0, 0
         bar = tqdm(
-            iterate_batches(self.train_data, self.indexers, self.loader,
-                            seed=self.seed * 1000 + epoch, train=True),
-            total=num_batches(self.train_data, self.loader, train=True),
+            self.train_loader.batches(epoch),
+            total=len(self.train_loader),
             desc=f"epoch {epoch + 1}/{self.settings['num_epochs']}",
             disable=not self.settings["progress_bar"], leave=False, dynamic_ncols=True,
         )
@@ -160,8 +160,8 @@ class Trainer:
             epoch = self.state.epoch
             start = time.perf_counter()
             train_metrics = self.train_epoch(epoch)
-            validation = (evaluate(self.model, self.validation_data, self.indexers, self.loader)
-                          if self.validation_data else None)
+            validation = (evaluate(self.model, self.validation_loader)
+                          if self.validation_loader is not None else None)
             duration = time.perf_counter() - start
             watched = validation if validation is not None else train_metrics
             value = watched[self.metric_name]
@@ -211,17 +211,15 @@ def mix_reports(model: torch.nn.Module) -> dict[str, list[dict[str, Any]]]:
 @torch.no_grad()
 def evaluate(
     model: torch.nn.Module,
-    data: list[IndexedInstance],
-    indexers: dict[str, TokenIndexer],
-    loader: dict[str, Any],
+    loader: Loader,
     predictions: list[dict[str, Any]] | None = None,
 ) -> dict[str, float]:
-    """Loss and metrics on ``data``; fills ``predictions`` (input order) when given a list."""
+    """Loss and metrics over ``loader``; fills ``predictions`` (input order) when given a list."""
     model.eval()
     model.get_metrics(reset=True)
     total_loss, batches = 0.0, 0
     ordered: dict[int, dict[str, Any]] = {}
-    for batch in iterate_batches(data, indexers, loader, seed=0, train=False):
+    for batch in loader.batches(0):
         output = model(**batch)
         if "loss" in output:
             total_loss += output["loss"].item() / batch["mask"].shape[0]
@@ -231,7 +229,7 @@ def evaluate(
                                      strict=True):
                 ordered[index] = record
     if predictions is not None:
-        predictions.extend(ordered[i] for i in range(len(data)))
+        predictions.extend(ordered[i] for i in range(len(ordered)))
     metrics = model.get_metrics(reset=True)
     if batches:
         metrics = {"loss": total_loss / batches, **metrics}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_experiments.data.batching import index_instances
+from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.run import load_run, train
 from elmo_experiments.training.trainer import evaluate
 
@@ -87,7 +87,9 @@ def test_load_run_evaluates_to_the_training_test_metrics(runs, which: str) -> No
     assert not run.model.training
     instances = run.reader.read(run.experiment["test_data_path"])
     data = index_instances(instances, run.reader.token_indexers, run.vocab)
-    metrics = evaluate(run.model, data, run.reader.token_indexers, run.experiment["data_loader"])
+    loader = InstanceLoader(data, run.reader.token_indexers, run.experiment["data_loader"],
+                            train=False)
+    metrics = evaluate(run.model, loader)
     assert metrics["f1"] == trained["test_f1"]
     assert metrics["accuracy"] == trained["test_accuracy"]
     assert metrics["loss"] == pytest.approx(trained["test_loss"], rel=1e-6)
