@@ -22,9 +22,13 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 
+# The demo needs no download: it pretrains the tiny biLM on the embedded corpus, then trains
+# NER with ELMo from it on the embedded CoNLL-format sample.
 demo: install
-	$(BIN)/elmo-exp train experiments/ner_baseline.jsonnet -s runs/demo --force \
-		-o data_loader.batch_size=4 -o trainer.num_epochs=20
+	$(BIN)/elmo-exp pretrain experiments/bilm/tiny.jsonnet -s runs/demo_bilm --force \
+		-o trainer.progress_bar=false
+	ELMO_WEIGHTS=runs/demo_bilm/bilm $(BIN)/elmo-exp train experiments/ner.jsonnet \
+		-s runs/demo --force -o data_loader.batch_size=4 -o trainer.num_epochs=20
 
 clean:
-	rm -rf runs/demo .pytest_cache .ruff_cache
+	rm -rf runs/demo runs/demo_bilm .pytest_cache .ruff_cache

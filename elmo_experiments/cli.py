@@ -55,6 +55,37 @@ def train(config: str, serialization_dir: str | None, force: bool, recover: bool
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False))
+@click.option("-s", "--serialization-dir", required=True, help="run directory")
+@click.option("--force", is_flag=True, help="wipe a non-empty run directory first")
+@click.option("--recover", is_flag=True, help="resume the run in a non-empty run directory")
+@click.option("--init-from", "init_dir", type=click.Path(file_okay=False),
+              help="start from this exported biLM (domain fine-tuning)")
+@config_options
+def pretrain(config: str, serialization_dir: str, force: bool, recover: bool,
+             init_dir: str | None, overrides: tuple[str, ...], ext_vars: tuple[str, ...]) -> None:
+    """Pretrain a biLM (CONFIG: experiments/bilm/*.jsonnet); exports to DIR/bilm."""
+    from elmo_experiments.bilm.pretraining.run import pretrain as run_pretrain
+    from elmo_experiments.config.loader import parse_ext_vars
+
+    metrics = run_pretrain(config, serialization_dir, parse_ext_vars(list(ext_vars)),
+                           list(overrides), force=force, recover=recover, init_dir=init_dir)
+    _print_json(metrics)
+    click.echo(f"biLM exported to {Path(serialization_dir) / 'bilm'}", err=True)
+
+
+@cli.command("export-bilm")
+@click.argument("run_dir", type=click.Path(file_okay=False))
+@click.argument("output_dir", type=click.Path(file_okay=False))
+@click.option("--weights", default="best.pt", show_default=True)
+def export_bilm(run_dir: str, output_dir: str, weights: str) -> None:
+    """Export a pretraining run's checkpoint to OUTPUT_DIR in the released layout."""
+    from elmo_experiments.bilm.pretraining.run import export_run
+
+    click.echo(f"exported to {export_run(run_dir, output_dir, weights)}", err=True)
+
+
+@cli.command()
+@click.argument("config", type=click.Path(dir_okay=False))
 @config_options
 def validate(config: str, overrides: tuple[str, ...], ext_vars: tuple[str, ...]) -> None:
     """Check CONFIG completely without reading any data; list every problem."""
@@ -62,6 +93,12 @@ def validate(config: str, overrides: tuple[str, ...], ext_vars: tuple[str, ...])
     from elmo_experiments.config.loader import load_config, parse_ext_vars
 
     raw = load_config(config, parse_ext_vars(list(ext_vars)), list(overrides))
+    if "corpus" in raw:  # a biLM pretraining config
+        from elmo_experiments.bilm.pretraining.run import validate_pretrain
+
+        values = validate_pretrain(raw, config)
+        click.echo(f"{config}: ok (pretraining {values['model'].entry.name})")
+        return
     experiment = validate_experiment(raw, source=config, check_paths=True)
     click.echo(f"{config}: ok (model {experiment.model.entry.name}, "
                f"reader {experiment.reader.entry.name})")

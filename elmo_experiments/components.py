@@ -4,6 +4,7 @@ Adding a component means adding its module here: the list is explicit on purpose
 """
 
 from elmo_experiments.bilm import characters, elmo_embedder  # noqa: F401
+from elmo_experiments.bilm.pretraining import lm_model  # noqa: F401
 from elmo_experiments.data import token_indexers  # noqa: F401
 from elmo_experiments.data.readers import conll2003  # noqa: F401
 from elmo_experiments.models import crf_tagger  # noqa: F401

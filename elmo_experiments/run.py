@@ -21,7 +21,12 @@ from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
 from elmo_experiments.training.callbacks import Callback, JsonlLog
-from elmo_experiments.training.run_dir import load_checkpoint, prepare_run_dir, write_json
+from elmo_experiments.training.run_dir import (
+    load_checkpoint,
+    prepare_run_dir,
+    start_or_recover,
+    write_json,
+)
 from elmo_experiments.training.trainer import Trainer, build_scheduler, evaluate
 
 logger = logging.getLogger("elmo_experiments")
@@ -96,16 +101,6 @@ def build_model(experiment: Experiment, reader: Any, vocab: Vocabulary) -> torch
     return experiment.model.build(**{k: context[k] for k in experiment.model.entry.context})
 
 
-def _config_differences(old: Any, new: Any, path: str = "") -> list[str]:
-    if isinstance(old, dict) and isinstance(new, dict):
-        diffs = []
-        for key in sorted(set(old) | set(new)):
-            where = f"{path}.{key}" if path else key
-            diffs += _config_differences(old.get(key), new.get(key), where)
-        return diffs
-    return [] if old == new else [path or "<top>"]
-
-
 def train(
     config_path: str | Path,
     serialization_dir: str | Path,
@@ -119,14 +114,7 @@ def train(
     config = load_config(config_path, ext_vars, overrides)
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
     run_dir = prepare_run_dir(serialization_dir, force=force, recover=recover)
-    if recover:
-        saved = json.loads((run_dir / "config.json").read_text())
-        differences = _config_differences(saved, config)
-        if differences:
-            raise RunDirError(f"{run_dir}/config.json differs from {config_path} at "
-                              f"{', '.join(differences[:5])}; cannot recover with another config")
-    else:
-        write_json(run_dir / "config.json", config)
+    start_or_recover(run_dir, config, recover, str(config_path))
     setup_logging(run_dir)
     return _train(experiment, run_dir, recover, callbacks or [])
 
@@ -148,6 +136,7 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool,
     indexed = {split: index_instances(data, reader.token_indexers, vocab)
                for split, data in datasets.items()}
     settings = experiment["trainer"]
+    model.to(settings["device"])
     optimizer = settings["optimizer"].build(
         parameters=[p for p in model.parameters() if p.requires_grad])
     scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,

@@ -56,6 +56,7 @@ class BidirectionalLM(torch.nn.Module):
         self.backward_layers = stack()
         self.output_dim = 2 * p
         self.num_layers = options.n_layers + 1
+        self.dropout = 0.0  # on every LSTM layer's input, in training mode (LM pretraining)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         self.char_encoder.reset_parameters(generator)
@@ -67,7 +68,8 @@ class BidirectionalLM(torch.nn.Module):
         outputs, finals = [], []
         x = inputs
         for index, (layer, state) in enumerate(zip(layers, states, strict=True)):
-            h, final = layer(x, lengths, state)  # (batch, seq, P)
+            dropped = torch.nn.functional.dropout(x, self.dropout, self.training)
+            h, final = layer(dropped, lengths, state)  # (batch, seq, P)
             if index > 0 and self.options.use_skip_connections:
                 h = h + x  # residual after the recurrence
             outputs.append(h)

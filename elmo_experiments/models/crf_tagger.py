@@ -65,7 +65,7 @@ class CrfTagger(torch.nn.Module):
         best = self.crf.viterbi_tags(logits, mask)
         output: dict[str, Any] = {"logits": logits, "predicted_ids": [path for path, _ in best]}
         if tags is not None:
-            loss = -self.crf(logits, tags, mask)
+            loss = -self.crf(logits, tags, mask) / mask.shape[0]  # mean over sentences
             penalty = self.embedder.regularization_penalty()
             output["loss"] = loss if penalty is None else loss + penalty
             self._update_metrics(output["predicted_ids"], tags, mask)

@@ -68,3 +68,37 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise RunDirError(f"{path}: no such checkpoint")
     return torch.load(path, map_location="cpu", weights_only=False)
+
+
+# Keys a recovered run may change: how long it trains, not what it trains.
+EXTENSIBLE = ("trainer.num_epochs", "trainer.patience", "trainer.progress_bar")
+
+
+def config_differences(old: Any, new: Any, path: str = "") -> list[str]:
+    """Dotted paths where two configs differ."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        diffs = []
+        for key in sorted(set(old) | set(new)):
+            where = f"{path}.{key}" if path else key
+            diffs += config_differences(old.get(key), new.get(key), where)
+        return diffs
+    return [] if old == new else [path or "<top>"]
+
+
+def start_or_recover(run_dir: Path, config: dict[str, Any], recover: bool, source: str) -> None:
+    """Write ``config.json``, or on recovery check the config matches the saved one.
+
+    A recovered run may extend its schedule (``EXTENSIBLE`` keys); the saved config is
+    updated then. Any other difference is an error.
+    """
+    target = run_dir / "config.json"
+    if recover:
+        saved = json.loads(target.read_text())
+        differences = config_differences(saved, config)
+        fixed = [d for d in differences if d not in EXTENSIBLE]
+        if fixed:
+            raise RunDirError(f"{target} differs from {source} at {', '.join(fixed[:5])}; "
+                              "cannot recover with another config")
+        if not differences:
+            return
+    write_json(target, config)

@@ -30,7 +30,17 @@ TRAINER_PARAMS = (
     Param("learning_rate_scheduler", component="lr_scheduler", default=None),
     Param("callbacks", component="callback", sequence=True, default=[]),
     Param("progress_bar", bool, True),
+    Param("device", str, "cpu", doc="torch device to train on, e.g. cpu, cuda, cuda:1"),
 )
+
+
+def to_device(batch: Any, device: torch.device) -> Any:
+    """Move every tensor of a (nested) batch to ``device``."""
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, dict):
+        return {key: to_device(value, device) for key, value in batch.items()}
+    return batch
 
 
 @dataclass
@@ -118,10 +128,12 @@ class Trainer:
             desc=f"epoch {epoch + 1}/{self.settings['num_epochs']}",
             disable=not self.settings["progress_bar"], leave=False, dynamic_ncols=True,
         )
+        device = next(self.model.parameters()).device
         for batch in bar:
+            batch = to_device(batch, device)
             self.optimizer.zero_grad(set_to_none=True)
             output = self.model(**batch)
-            loss = output["loss"] / batch["mask"].shape[0]
+            loss = output["loss"]  # the model's own per-batch objective
             loss.backward()
             if self.settings["grad_clipping"] is not None:
                 torch.nn.utils.clip_grad_value_(self.model.parameters(),
@@ -219,10 +231,11 @@ def evaluate(
     model.get_metrics(reset=True)
     total_loss, batches = 0.0, 0
     ordered: dict[int, dict[str, Any]] = {}
+    device = next(model.parameters()).device
     for batch in loader.batches(0):
-        output = model(**batch)
+        output = model(**to_device(batch, device))
         if "loss" in output:
-            total_loss += output["loss"].item() / batch["mask"].shape[0]
+            total_loss += output["loss"].item()
             batches += 1
         if predictions is not None:
             for index, record in zip(batch["indices"], model.human_readable(output, batch),

@@ -10,12 +10,15 @@ from elmo_experiments.config.experiment import validate_experiment
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
 
 EXPERIMENTS_DIR = PROJECT_ROOT / "experiments"
-SHIPPED = sorted(
+ALL = sorted(
     path
     for path in EXPERIMENTS_DIR.rglob("*.jsonnet")
     if "lib" not in path.relative_to(EXPERIMENTS_DIR).parts
 )
+BILM = [path for path in ALL if path.parent.name == "bilm"]  # pretraining configs
+SHIPPED = [path for path in ALL if path not in BILM]  # task experiments
 IDS = [str(path.relative_to(EXPERIMENTS_DIR)) for path in SHIPPED]
+BILM_IDS = [str(path.relative_to(EXPERIMENTS_DIR)) for path in BILM]
 DATA_KEYS = ("train_data_path", "validation_data_path", "test_data_path")
 
 
@@ -55,3 +58,47 @@ def test_overrides_apply_to_shipped_config(path: Path, monkeypatch: pytest.Monke
     experiment = validate_experiment(config, source=str(path))
     assert experiment["trainer"]["num_epochs"] == 1
     assert experiment["random_seed"] == 7
+
+
+@pytest.fixture(scope="module")
+def tiny_bilm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from elmo_experiments.bilm.options import BilmOptions
+    from elmo_experiments.bilm.weights import write_random_weights
+
+    options = BilmOptions(cell_dim=16, projection_dim=4, filters=((1, 4), (2, 4)), n_highway=1,
+                          char_embedding_dim=4)
+    return write_random_weights(tmp_path_factory.mktemp("bilm"), options, seed=0)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=IDS)
+def test_builds_against_the_samples(path: Path, tiny_bilm: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reader, vocabulary and model of every task config, on its sample, one forward pass."""
+    from elmo_experiments.data.batching import InstanceLoader, index_instances
+    from elmo_experiments.run import build_model, build_vocabulary
+
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+    monkeypatch.setenv("ELMO_WEIGHTS", str(tiny_bilm))
+    experiment = validate_experiment(load_config(path), source=str(path), check_paths=True)
+    reader = experiment.reader.build()
+    instances = reader.read(experiment["train_data_path"])
+    vocab = build_vocabulary(reader, instances, experiment["vocabulary"])
+    model = build_model(experiment, reader, vocab)
+    data = index_instances(instances[:8], reader.token_indexers, vocab)
+    batch = next(InstanceLoader(data, reader.token_indexers, experiment["data_loader"]).batches(0))
+    assert model(**batch)["loss"].requires_grad
+
+
+@pytest.mark.parametrize("path", BILM, ids=BILM_IDS)
+def test_pretraining_configs_validate(path: Path, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from elmo_experiments.bilm.pretraining.run import validate_pretrain
+
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+    values = validate_pretrain(load_config(path), str(path))
+    for source in [*values["corpus"]["train"], *values["corpus"]["evaluation"]]:
+        assert Path(source["path"]).is_relative_to(PROJECT_ROOT / "tasks"), source
+    if path.stem != "tiny":  # the tiny config always reads the sample
+        monkeypatch.setenv("ELMO_DATA_DIR", str(tmp_path))
+        values = validate_pretrain(load_config(path), str(path))
+        assert all(Path(s["path"]).is_relative_to(tmp_path) for s in values["corpus"]["train"])

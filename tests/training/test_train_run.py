@@ -126,8 +126,22 @@ def test_interrupt_then_recover_matches(reference_run, tmp_path, stop):
 
 def test_recover_refuses_a_different_config(reference_run, tmp_path):
     run_dir, _ = reference_run
-    with pytest.raises(RunDirError, match=r"trainer\.num_epochs"):
-        train(CONFIG, run_dir, overrides=[*FAST, "trainer.num_epochs=5"], recover=True)
+    with pytest.raises(RunDirError, match=r"model\.dropout"):
+        train(CONFIG, run_dir, overrides=[*FAST, "model.dropout=0.3"], recover=True)
+
+
+def test_recover_may_extend_the_schedule(reference_run, tmp_path):
+    """Four epochs, then recovered with six: the same as six epochs straight."""
+    import shutil
+
+    run_dir = tmp_path / "extended"
+    shutil.copytree(reference_run[0], run_dir)
+    six = [o for o in FAST if not o.startswith("trainer.num_epochs")] + ["trainer.num_epochs=6"]
+    extended = train(CONFIG, run_dir, overrides=six, recover=True)
+    straight = train(CONFIG, tmp_path / "straight", overrides=six)
+    assert extended["epochs_completed"] == 6
+    assert _comparable(extended) == _comparable(straight)
+    assert json.loads((run_dir / "config.json").read_text())["trainer"]["num_epochs"] == 6
 
 
 def test_force_wipes(tmp_path):

@@ -1,0 +1,1 @@
+"""biLM pretraining: corpus preparation, LM batching, the joint LM objective, the run."""

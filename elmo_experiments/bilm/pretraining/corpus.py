@@ -1,0 +1,168 @@
+"""Corpora for biLM pretraining, streamed once into token-id arrays on disk.
+
+Formats: ``tokenized`` (one sentence per line, whitespace tokens: PTB, WikiText, our samples),
+``raw`` (running text, paragraphs split by blank lines, tokenised and split into sentences with
+the same spaCy rules as ``elmo-exp predict --text``), ``brown`` (the NLTK Brown zip, word/TAG
+tokens). Paths may be files, folders or globs; ``.gz`` files are read transparently.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import zipfile
+from array import array
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from elmo_experiments.config.registry import Param
+from elmo_experiments.data.files import iter_lines
+from elmo_experiments.errors import DataError
+
+FORMATS = ("tokenized", "raw", "brown")
+SOURCE_PARAMS = (
+    Param("path", str, doc="file, folder or glob"),
+    Param("format", str, "tokenized", choices=FORMATS),
+)
+SEPARATOR = -1  # between sentences in an id array
+
+
+def expand(path: str) -> list[Path]:
+    """The files a path, folder or glob names, sorted; an error if there are none."""
+    candidate = Path(path).expanduser()
+    if candidate.is_dir():
+        files = sorted(p for p in candidate.rglob("*") if p.is_file())
+    elif any(ch in path for ch in "*?["):
+        files = sorted(Path(p) for p in glob.glob(path, recursive=True) if Path(p).is_file())
+    elif candidate.is_file() or candidate.with_name(candidate.name + ".gz").is_file():
+        files = [candidate]
+    else:
+        files = []
+    if not files:
+        raise DataError(f"{path}: no corpus files found")
+    return files
+
+
+def _tokenized(path: Path) -> Iterator[list[str]]:
+    for _, line in iter_lines(path):
+        tokens = line.split()
+        if tokens:
+            yield tokens
+
+
+def _raw(path: Path) -> Iterator[list[str]]:
+    from elmo_experiments.data.tokenizers import split_sentences
+
+    paragraph: list[str] = []
+    for _, line in iter_lines(path):
+        if line.strip():
+            paragraph.append(line.strip())
+            continue
+        if paragraph:
+            yield from split_sentences(" ".join(paragraph))
+            paragraph = []
+    if paragraph:
+        yield from split_sentences(" ".join(paragraph))
+
+
+def _brown(path: Path) -> Iterator[list[str]]:
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise DataError(f"{path}: not a zip file (format brown)") from None
+    with archive:
+        for name in sorted(archive.namelist()):
+            stem = name.rsplit("/", 1)[-1]
+            if len(stem) != 4 or not stem[:2].isalpha() or not stem[2:].isdigit():
+                continue  # texts are named like ca01; skip README, cats.txt
+            for line in archive.read(name).decode("utf-8", "replace").splitlines():
+                tokens = [t.rsplit("/", 1)[0] for t in line.split()]
+                if tokens:
+                    yield tokens
+
+
+READERS = {"tokenized": _tokenized, "raw": _raw, "brown": _brown}
+
+
+def read_sentences(path: str, fmt: str) -> Iterator[list[str]]:
+    """Sentences (token lists) of every file ``path`` names, in sorted file order."""
+    for file in expand(path):
+        yield from READERS[fmt](file)
+
+
+@dataclass
+class PreparedCorpus:
+    """Token-id arrays on disk: ``split.npy`` per split (-1 between sentences), ``types.txt``."""
+
+    directory: Path
+    types: list[str]
+    counts: np.ndarray  # training-split count per type
+
+    def ids(self, split: str) -> np.ndarray:
+        path = self.directory / f"{split}.npy"
+        if not path.is_file():
+            raise DataError(f"{path}: split {split!r} was not prepared")
+        return np.load(path, mmap_mode="r")
+
+    def splits(self) -> list[str]:
+        return sorted(p.stem for p in self.directory.glob("*.npy") if p.stem != "counts")
+
+    @classmethod
+    def load(cls, directory: str | Path) -> PreparedCorpus:
+        directory = Path(directory)
+        if not (directory / "types.txt").is_file():
+            raise DataError(f"{directory}: not a prepared corpus (no types.txt)")
+        types = (directory / "types.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        return cls(directory, types, np.load(directory / "counts.npy"))
+
+
+def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, str]],
+                   directory: str | Path, heldout_every: int = 100,
+                   max_sentence_length: int = 100) -> PreparedCorpus:
+    """Stream the sources once into ``directory``: train, heldout (every n-th training
+    sentence), and one array per evaluation set. Long sentences are cut into pieces."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    index: dict[str, int] = {}
+    types: list[str] = []
+    counts: Counter[int] = Counter()
+
+    def encode(tokens: list[str], out: array, count: bool) -> None:
+        for start in range(0, len(tokens), max_sentence_length):
+            for token in tokens[start : start + max_sentence_length]:
+                type_id = index.get(token)
+                if type_id is None:
+                    type_id = index[token] = len(types)
+                    types.append(token)
+                if count:
+                    counts[type_id] += 1
+                out.append(type_id)
+            out.append(SEPARATOR)
+
+    arrays = {"train": array("i"), "heldout": array("i")}
+    number = 0
+    for source in train:
+        for tokens in read_sentences(source["path"], source["format"]):
+            number += 1
+            heldout = heldout_every > 0 and number % heldout_every == 0
+            encode(tokens, arrays["heldout" if heldout else "train"], count=not heldout)
+    for name, source in evaluation.items():
+        arrays[name] = array("i")
+        for tokens in read_sentences(source["path"], source["format"]):
+            encode(tokens, arrays[name], count=False)
+    for name, values in arrays.items():
+        np.save(directory / f"{name}.npy", np.frombuffer(values, dtype=np.int32))
+    (directory / "types.txt").write_text("".join(t + "\n" for t in types), encoding="utf-8")
+    frequency = np.zeros(len(types), dtype=np.int64)
+    for type_id, count in counts.items():
+        frequency[type_id] = count
+    np.save(directory / "counts.npy", frequency)
+    summary = {name: int((np.frombuffer(v, dtype=np.int32) >= 0).sum()) for name, v in
+               arrays.items()}
+    (directory / "summary.json").write_text(json.dumps({"tokens": summary,
+                                                        "types": len(types)}, indent=2))
+    return PreparedCorpus(directory, types, frequency)

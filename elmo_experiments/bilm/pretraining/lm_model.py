@@ -1,0 +1,108 @@
+"""The joint forward + backward LM objective of PAPER.md section 2, on the project's biLM.
+
+The character token encoder and the softmax are shared by both directions; each direction has
+its own LSTM stack. Training may sample the softmax; evaluation is always the exact softmax.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM, add_boundaries
+from elmo_experiments.bilm.options import BilmOptions
+from elmo_experiments.bilm.pretraining.lm_data import SPECIALS
+from elmo_experiments.bilm.pretraining.softmax import SharedSoftmax
+from elmo_experiments.config.registry import Param, register
+
+BOS_ID, EOS_ID = SPECIALS.index("<S>"), SPECIALS.index("</S>")
+
+
+class BilmLanguageModel(torch.nn.Module):
+    """``loss`` = mean NLL of the forward LM + mean NLL of the backward LM."""
+
+    def __init__(self, options: BilmOptions, vocab_size: int, dropout: float = 0.1,
+                 num_samples: int = 0, seed: int = 0) -> None:
+        super().__init__()
+        self.bilm = BidirectionalLM(options)
+        self.bilm.reset_parameters(torch.Generator().manual_seed(seed))
+        self.bilm.dropout = dropout
+        self.output_dropout = torch.nn.Dropout(dropout)
+        self.softmax = SharedSoftmax(vocab_size, options.projection_dim, num_samples)
+        with torch.no_grad():  # the seed fixes every initial weight, the softmax's too
+            self.softmax.weight.normal_(0.0, options.projection_dim ** -0.5,
+                                        generator=torch.Generator().manual_seed(seed + 1))
+        self._sums = {"forward": 0.0, "backward": 0.0}
+        self._count = 0
+
+    @staticmethod
+    def lm_targets(targets: torch.Tensor, mask: torch.Tensor
+                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Targets at positions 0..seq of the boundary-added sentence, and their mask.
+
+        Forward position k predicts token k + 1 (words, then </S>); backward position k + 1
+        predicts token k (<S>, then words). Shapes (batch, seq + 1).
+        """
+        batch, seq = targets.shape
+        lengths = mask.sum(dim=1)  # (batch,)
+        valid = torch.arange(seq + 1, device=targets.device)[None, :] <= lengths[:, None]
+        forward = torch.cat([targets, targets.new_zeros(batch, 1)], dim=1)
+        forward[torch.arange(batch), lengths] = EOS_ID
+        backward = torch.cat([targets.new_full((batch, 1), BOS_ID), targets], dim=1)
+        return forward * valid, backward * valid, valid
+
+    def forward(self, char_ids: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor,
+                **_: Any) -> dict[str, Any]:
+        # char_ids: (batch, seq, 50); targets, mask: (batch, seq)
+        seq = char_ids.shape[1]
+        ids, lengths = add_boundaries(char_ids)
+        run = self.bilm.encode(ids, lengths)
+        forward_targets, backward_targets, valid = self.lm_targets(targets, mask)
+        forward_hidden = self.output_dropout(run.forward[-1][:, : seq + 1][valid])  # (n, P)
+        backward_hidden = self.output_dropout(run.backward[-1][:, 1 : seq + 2][valid])  # (n, P)
+        forward_nll = self.softmax(forward_hidden, forward_targets[valid])  # (n,)
+        backward_nll = self.softmax(backward_hidden, backward_targets[valid])  # (n,)
+        if not self.softmax.training or self.softmax.num_samples == 0:
+            self._sums["forward"] += float(forward_nll.detach().sum())
+            self._sums["backward"] += float(backward_nll.detach().sum())
+            self._count += int(valid.sum())
+        return {"loss": forward_nll.mean() + backward_nll.mean()}
+
+    def get_metrics(self, reset: bool = False) -> dict[str, float]:
+        """Perplexities over the exact softmax (0 until a batch has been scored exactly)."""
+        metrics = {"perplexity_forward": 0.0, "perplexity_backward": 0.0, "perplexity": 0.0}
+        if self._count:
+            forward = math.exp(self._sums["forward"] / self._count)
+            backward = math.exp(self._sums["backward"] / self._count)
+            metrics = {"perplexity_forward": forward, "perplexity_backward": backward,
+                       "perplexity": (forward + backward) / 2}
+        if reset:
+            self._sums = {"forward": 0.0, "backward": 0.0}
+            self._count = 0
+        return metrics
+
+    def human_readable(self, output: dict[str, Any], batch: dict[str, Any]) -> list[dict]:
+        return [{} for _ in batch["indices"]]
+
+
+ARCHITECTURE_PARAMS = [
+    Param("cell_dim", int), Param("projection_dim", int), Param("n_layers", int, 2),
+    Param("cell_clip", float, 3.0), Param("proj_clip", float, 3.0),
+    Param("use_skip_connections", bool, True), Param("char_embedding_dim", int, 16),
+    Param("filters", list, [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]),
+    Param("n_highway", int, 2), Param("activation", str, "relu", choices=("relu", "tanh")),
+]
+
+
+@register("model", "bilm_lm", context=("vocab_size", "seed"), params=[
+    *ARCHITECTURE_PARAMS,
+    Param("dropout", float, 0.1),
+    Param("num_samples", int, 8192, doc="sampled-softmax size in training; 0 = exact softmax"),
+])
+def bilm_lm(vocab_size: int, seed: int, dropout: float, num_samples: int,
+            **architecture: Any) -> BilmLanguageModel:
+    """A biLM language model built from options in the released ``options.json`` terms."""
+    architecture["filters"] = tuple((int(w), int(n)) for w, n in architecture["filters"])
+    return BilmLanguageModel(BilmOptions(**architecture), vocab_size, dropout, num_samples, seed)

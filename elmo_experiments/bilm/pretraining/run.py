@@ -1,0 +1,194 @@
+"""``elmo-exp pretrain``: prepare the corpus, train the joint LM, export the released format."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from elmo_experiments.bilm.pretraining.corpus import SOURCE_PARAMS, PreparedCorpus, prepare_corpus
+from elmo_experiments.bilm.pretraining.lm_data import LM_LOADER_PARAMS, LmLoader, SoftmaxVocabulary
+from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
+from elmo_experiments.bilm.weights import load_weights, save_weights
+from elmo_experiments.config.loader import load_config
+from elmo_experiments.config.registry import Param, Spec
+from elmo_experiments.config.validate import Validator
+from elmo_experiments.errors import ConfigError, DataError, RunDirError
+from elmo_experiments.training.callbacks import JsonlLog
+from elmo_experiments.training.run_dir import (
+    load_checkpoint,
+    prepare_run_dir,
+    start_or_recover,
+    write_json,
+)
+from elmo_experiments.training.trainer import TRAINER_PARAMS, Trainer, build_scheduler, evaluate
+
+logger = logging.getLogger("elmo_experiments")
+
+CORPUS_PARAMS = (
+    Param("train", fields=SOURCE_PARAMS, sequence=True),
+    Param("evaluation", fields=(Param("name", str), *SOURCE_PARAMS), sequence=True, default=[],
+          doc="held-out sets never trained on (e.g. PTB test)"),
+    Param("heldout_every", int, 100, doc="every n-th training sentence goes to 'heldout'"),
+    Param("max_sentence_length", int, 100),
+    Param("vocab_size", int, 50000, doc="softmax vocabulary, specials included"),
+    Param("min_count", int, 1),
+    Param("prepared_dir", str, None, doc="reuse (or write) the prepared corpus here"),
+)
+PRETRAIN_PARAMS = (
+    Param("corpus", fields=CORPUS_PARAMS),
+    Param("model", component="model"),
+    Param("data_loader", fields=LM_LOADER_PARAMS, default={}),
+    Param("trainer", fields=TRAINER_PARAMS),
+    Param("random_seed", int, 13370),
+)
+SOFTMAX_FILE, VOCAB_FILE = "softmax.hdf5", "vocab.txt"
+RESERVED_SPLITS = ("train", "heldout", "counts")  # file names in the prepared corpus
+
+
+def validate_pretrain(config: dict[str, Any], source: str) -> dict[str, Any]:
+    from elmo_experiments import components  # noqa: F401  (fills the registry)
+
+    validator = Validator()
+    values = validator.fields(config, PRETRAIN_PARAMS, "")
+    model = values.get("model")
+    if isinstance(model, Spec) and model.entry.name != "bilm_lm":
+        validator.problems.append(f"model.type: pretraining needs bilm_lm, not {model.entry.name}")
+    seen: set[str] = set()
+    for i, entry in enumerate((values.get("corpus") or {}).get("evaluation") or []):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if not isinstance(name, str):
+            continue
+        if name in RESERVED_SPLITS or name in seen or not name or "/" in name or "\\" in name:
+            validator.problems.append(
+                f"corpus.evaluation.{i}.name: {name!r} is taken or not a file name; each "
+                f"evaluation set needs its own name, not one of {', '.join(RESERVED_SPLITS)}")
+        seen.add(name)
+    if validator.problems:
+        raise ConfigError(validator.problems, source=source)
+    return values
+
+
+def export_bilm(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: str | Path
+                ) -> Path:
+    """``options.json`` + ``weights.hdf5`` (released layout), ``softmax.hdf5`` and ``vocab.txt``."""
+    import h5py
+
+    directory = save_weights(model.bilm, directory)
+    with h5py.File(directory / SOFTMAX_FILE, "w") as handle:
+        handle.create_dataset("softmax/W", data=model.softmax.weight.detach().numpy())
+        handle.create_dataset("softmax/b", data=model.softmax.bias.detach().numpy())
+    vocab.save(directory / VOCAB_FILE)
+    return directory
+
+
+def init_from(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: str | Path) -> None:
+    """Start from an exported biLM (domain fine-tuning); its softmax too if the vocab matches."""
+    import h5py
+
+    directory = Path(directory)
+    load_weights(model.bilm, directory / "weights.hdf5")
+    if (directory / VOCAB_FILE).is_file() and \
+            SoftmaxVocabulary.load(directory / VOCAB_FILE).words == vocab.words:
+        with h5py.File(directory / SOFTMAX_FILE, "r") as handle, torch.no_grad():
+            model.softmax.weight.copy_(torch.from_numpy(handle["softmax/W"][...]))
+            model.softmax.bias.copy_(torch.from_numpy(handle["softmax/b"][...]))
+        logger.info("initialised biLM and softmax from %s", directory)
+    else:
+        logger.info("initialised biLM from %s (new softmax: vocabulary differs)", directory)
+
+
+def _corpus(settings: dict[str, Any], run_dir: Path) -> PreparedCorpus:
+    folder = Path(settings["prepared_dir"] or run_dir / "corpus")
+    if (folder / "types.txt").is_file():
+        return PreparedCorpus.load(folder)
+    logger.info("preparing the corpus into %s", folder)
+    evaluation = {e["name"]: e for e in settings["evaluation"]}
+    return prepare_corpus(settings["train"], evaluation, folder, settings["heldout_every"],
+                          settings["max_sentence_length"])
+
+
+def pretrain(config_path: str | Path, serialization_dir: str | Path,
+             ext_vars: dict[str, str] | None = None, overrides: list[str] | None = None,
+             force: bool = False, recover: bool = False, init_dir: str | None = None
+             ) -> dict[str, Any]:
+    """Train a biLM; export the best model to ``<run>/bilm``; return ``metrics.json``."""
+    from elmo_experiments.run import seed_everything, setup_logging
+
+    config = load_config(config_path, ext_vars, overrides)
+    values = validate_pretrain(config, str(config_path))
+    run_dir = prepare_run_dir(serialization_dir, force=force, recover=recover)
+    start_or_recover(run_dir, config, recover, str(config_path))
+    setup_logging(run_dir)
+    seed = seed_everything({"random_seed": values["random_seed"], "numpy_seed": None,
+                            "pytorch_seed": None})
+    corpus = _corpus(values["corpus"], run_dir)
+    vocab_file = run_dir / VOCAB_FILE
+    if vocab_file.is_file():
+        vocab = SoftmaxVocabulary.load(vocab_file)
+    else:
+        vocab = SoftmaxVocabulary.from_corpus(corpus, values["corpus"]["vocab_size"],
+                                              values["corpus"]["min_count"])
+        vocab.save(vocab_file)
+    model = values["model"].build(vocab_size=len(vocab), seed=seed)
+    if init_dir and not (recover and (run_dir / "last.pt").is_file()):
+        init_from(model, vocab, init_dir)
+    loader = values["data_loader"]
+    train_loader = LmLoader(corpus, "train", vocab, loader, seed, train=True)
+    heldout = LmLoader(corpus, "heldout", vocab, loader, seed, train=False)
+    if not len(heldout.spans):
+        raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
+                        "corpus.heldout_every (model selection needs held-out sentences)")
+    settings = values["trainer"]
+    model.to(settings["device"])
+    optimizer = settings["optimizer"].build(parameters=list(model.parameters()))
+    scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,
+                                settings["validation_metric"])
+    callbacks = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]]]
+    trainer = Trainer(model, optimizer, scheduler, train_loader, heldout, settings, run_dir,
+                      callbacks)
+    if recover:
+        trainer.restore()
+    for callback in callbacks:
+        callback.on_start(run_dir, config)
+    tokens = int((train_loader.ids >= 0).sum())
+    logger.info("pretraining on %d tokens (%d types, softmax %d), %d parameters", tokens,
+                len(corpus.types), len(vocab), sum(p.numel() for p in model.parameters()))
+    best = trainer.train()
+    if (run_dir / "best.pt").is_file():
+        model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
+    model.to("cpu")
+    metrics: dict[str, Any] = {
+        "best_epoch": trainer.state.best_epoch, "epochs_completed": trainer.state.epoch,
+        "training_duration_s": trainer.state.elapsed,
+        **{f"best_{k}": v for k, v in best.items() if k.startswith("validation_")},
+        "corpus": json.loads((corpus.directory / "summary.json").read_text()),
+    }
+    for split in corpus.splits():
+        if split not in ("train", "heldout"):
+            result = evaluate(model, LmLoader(corpus, split, vocab, loader, seed, train=False))
+            metrics.update({f"{split}_{k}": v for k, v in result.items()})
+    export_bilm(model, vocab, run_dir / "bilm")
+    write_json(run_dir / "metrics.json", metrics)
+    for callback in callbacks:
+        callback.on_end(metrics)
+    return metrics
+
+
+def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt") -> Path:
+    """Export a pretraining run's checkpoint (e.g. of an interrupted run) to the released layout."""
+    run_dir = Path(run_dir)
+    config_file = run_dir / "config.json"
+    if not config_file.is_file():
+        raise RunDirError(f"{run_dir}: not a run directory (no config.json)")
+    values = validate_pretrain(json.loads(config_file.read_text()), str(config_file))
+    vocab = SoftmaxVocabulary.load(run_dir / VOCAB_FILE)
+    model = values["model"].build(vocab_size=len(vocab), seed=0)
+    checkpoint = load_checkpoint(run_dir / weights)
+    if "model" not in checkpoint:
+        raise DataError(f"{run_dir / weights}: not a model checkpoint")
+    model.load_state_dict(checkpoint["model"])
+    return export_bilm(model, vocab, output)

@@ -1,0 +1,55 @@
+"""The softmax shared by both LM directions: exact, or sampled with a log-uniform proposal."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+
+def log_uniform_probabilities(size: int) -> torch.Tensor:
+    """P(k) = log((k + 2) / (k + 1)) / log(size + 1): Zipf-like over frequency-sorted ids."""
+    k = torch.arange(size, dtype=torch.float64)
+    return (torch.log1p(1.0 / (k + 1.0)) / math.log(size + 1.0)).float()  # (size,)
+
+
+class SharedSoftmax(torch.nn.Module):
+    """``logits = h W^T + b`` over the softmax vocabulary (frequency-sorted ids)."""
+
+    def __init__(self, vocab_size: int, input_dim: int, num_samples: int = 0) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(vocab_size, input_dim))
+        self.bias = torch.nn.Parameter(torch.zeros(vocab_size))
+        torch.nn.init.normal_(self.weight, std=1.0 / math.sqrt(input_dim))
+        self.num_samples = num_samples
+        self.register_buffer("proposal", log_uniform_probabilities(vocab_size), persistent=False)
+
+    def full_nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Exact negative log-likelihood per row: hidden (n, d), targets (n,) -> (n,)."""
+        logits = torch.addmm(self.bias, hidden, self.weight.t())  # (n, V)
+        return torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+
+    def sampled_nll(self, hidden: torch.Tensor, targets: torch.Tensor,
+                    generator: torch.Generator | None = None) -> torch.Tensor:
+        """Sampled-softmax loss per row (Jean et al. 2015), samples drawn with replacement.
+
+        Each sampled logit is corrected by ``-log(S * P(k))``, so ``sum_s exp(corrected
+        logit_s)`` (accidental hits masked) is an unbiased estimate of the partition function
+        without the true class; the true class enters exactly, uncorrected, so the denominator
+        estimates the full partition function and the loss tends to the exact NLL as S grows.
+        """
+        samples = torch.multinomial(self.proposal, self.num_samples, replacement=True,
+                                    generator=generator)  # (S,)
+        correction = torch.log(self.num_samples * self.proposal)  # (V,)
+        true_logits = (hidden * self.weight[targets]).sum(dim=1) + self.bias[targets]  # (n,)
+        sampled = torch.addmm(self.bias[samples], hidden, self.weight[samples].t())  # (n, S)
+        sampled = sampled - correction[samples]
+        hits = samples[None, :] == targets[:, None]  # accidental hits of the true class
+        sampled = sampled.masked_fill(hits, float("-inf"))
+        logits = torch.cat([true_logits[:, None], sampled], dim=1)  # (n, 1 + S)
+        return -torch.log_softmax(logits, dim=1)[:, 0]
+
+    def forward(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        if self.training and 0 < self.num_samples < self.weight.shape[0]:
+            return self.sampled_nll(hidden, targets)
+        return self.full_nll(hidden, targets)

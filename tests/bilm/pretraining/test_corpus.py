@@ -1,0 +1,347 @@
+"""Corpus preparation for biLM pretraining: formats, paths, splits, vocabulary, LM batches."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from elmo_experiments.bilm.characters import token_to_ids
+from elmo_experiments.bilm.pretraining.corpus import (
+    PreparedCorpus,
+    expand,
+    prepare_corpus,
+    read_sentences,
+)
+from elmo_experiments.bilm.pretraining.lm_data import LmLoader, SoftmaxVocabulary, sentence_spans
+from elmo_experiments.errors import DataError
+
+LOADER = {"batch_size": 2, "max_tokens": None, "batches_per_epoch": None,
+          "max_eval_sentences": None}
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def decode(corpus: PreparedCorpus, split: str) -> list[list[str]]:
+    """Sentences of a prepared split, checking the -1 after every sentence."""
+    ids = np.asarray(corpus.ids(split))
+    assert ids.dtype == np.int32
+    assert len(ids) == 0 or ids[-1] == -1
+    sentences: list[list[str]] = [[]]
+    for value in ids.tolist():
+        if value == -1:
+            sentences.append([])
+        else:
+            sentences[-1].append(corpus.types[value])
+    assert sentences[-1] == []
+    return sentences[:-1]
+
+
+# ----------------------------------------------------------------- formats
+
+
+def test_tokenized_skips_blank_lines_and_splits_on_whitespace(tmp_path: Path) -> None:
+    path = write(tmp_path / "a.txt", "The cat  sat .\n\n   \n\tA dog\tran\n")
+    assert list(read_sentences(str(path), "tokenized")) == [["The", "cat", "sat", "."],
+                                                             ["A", "dog", "ran"]]
+
+
+def test_raw_joins_hard_wrapped_lines_and_splits_sentences(tmp_path: Path) -> None:
+    text = ("The cat sat on\n"
+            "the mat. It was\n"
+            "happy, wasn't it?\n"
+            "\n"
+            "  Mr. Smith\n"
+            "disagreed\n"
+            "\n\n"
+            "A last paragraph without a full stop\n")
+    path = write(tmp_path / "story.txt", text)
+    assert list(read_sentences(str(path), "raw")) == [
+        ["The", "cat", "sat", "on", "the", "mat", "."],
+        ["It", "was", "happy", ",", "was", "n't", "it", "?"],
+        ["Mr.", "Smith", "disagreed"],  # a blank line ends the sentence and the paragraph
+        ["A", "last", "paragraph", "without", "a", "full", "stop"],
+    ]
+
+
+def write_brown(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("brown/", "")
+        archive.writestr("brown/README", "BROWN CORPUS\n\nA Standard/nn Corpus/nn ./.\n")
+        archive.writestr("brown/cats.txt", "ca01 news\nca02 news\ncb01 editorial\n")
+        archive.writestr("brown/CONTENTS", "ca01 Fulton/np County/nn\n")
+        archive.writestr("brown/cb01", "\n\n\tAssembly/nn-tl session/nn ./.\n")
+        archive.writestr("brown/ca01",
+                         "\n\n\tThe/at Fulton/np-tl County/nn-tl said/vbd ./.\n\n\n"
+                         "\tIt/pps cost/vbd 1/2/cd dollar/nn ./.\n")
+        archive.writestr("brown/ca02", "\n\tNo/at one/cd came/vbd ./.\n")
+    return path
+
+
+def test_brown_zip_reads_texts_in_name_order_and_skips_readme_and_cats(tmp_path: Path) -> None:
+    path = write_brown(tmp_path / "brown.zip")
+    assert list(read_sentences(str(path), "brown")) == [
+        ["The", "Fulton", "County", "said", "."],
+        ["It", "cost", "1/2", "dollar", "."],  # only the last slash separates the tag
+        ["No", "one", "came", "."],
+        ["Assembly", "session", "."],
+    ]
+
+
+def test_brown_rejects_a_file_that_is_not_a_zip(tmp_path: Path) -> None:
+    path = write(tmp_path / "brown.zip", "not a zip\n")
+    with pytest.raises(DataError, match="not a zip file") as error:
+        list(read_sentences(str(path), "brown"))
+    assert "\n" not in str(error.value)
+
+
+def test_gzip_files_are_read_transparently(tmp_path: Path) -> None:
+    with gzip.open(tmp_path / "news.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write("Zipped words here\nand here\n")
+    expected = [["Zipped", "words", "here"], ["and", "here"]]
+    assert list(read_sentences(str(tmp_path / "news.txt.gz"), "tokenized")) == expected
+    # the name without .gz finds the gzipped file too
+    assert expand(str(tmp_path / "news.txt")) == [tmp_path / "news.txt"]
+    assert list(read_sentences(str(tmp_path / "news.txt"), "tokenized")) == expected
+
+
+def test_folders_expand_recursively_in_sorted_order(tmp_path: Path) -> None:
+    folder = tmp_path / "shards"
+    write(folder / "b.txt", "second file\n")
+    write(folder / "a.txt", "first file\n")
+    write(folder / "sub" / "c.txt", "third file\n")
+    with gzip.open(folder / "d.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write("fourth file gz\n")
+    assert expand(str(folder)) == [folder / "a.txt", folder / "b.txt", folder / "d.txt.gz",
+                                   folder / "sub" / "c.txt"]
+    assert list(read_sentences(str(folder), "tokenized")) == [
+        ["first", "file"], ["second", "file"], ["fourth", "file", "gz"], ["third", "file"]]
+
+
+def test_globs_expand_to_matching_files_only(tmp_path: Path) -> None:
+    write(tmp_path / "news.en-00002-of-00100", "two\n")
+    write(tmp_path / "news.en-00001-of-00100", "one\n")
+    write(tmp_path / "news.en.heldout-00000-of-00050", "held\n")
+    (tmp_path / "news.en-dir-of-00100").mkdir()  # a folder matching the glob is not a file
+    pattern = str(tmp_path / "news.en-*-of-00100")
+    assert expand(pattern) == [tmp_path / "news.en-00001-of-00100",
+                               tmp_path / "news.en-00002-of-00100"]
+    assert list(read_sentences(pattern, "tokenized")) == [["one"], ["two"]]
+
+
+@pytest.mark.parametrize("name", ["missing.txt", "missing_dir/", "nothing-*.txt"])
+def test_missing_paths_are_a_one_line_data_error(tmp_path: Path, name: str) -> None:
+    (tmp_path / "empty_dir").mkdir()
+    for path in (str(tmp_path / name), str(tmp_path / "empty_dir")):
+        with pytest.raises(DataError) as error:
+            expand(path)
+        message = str(error.value)
+        assert "\n" not in message
+        assert message.startswith(path) and "no corpus files found" in message
+    with pytest.raises(DataError):
+        list(read_sentences(str(tmp_path / name), "tokenized"))
+
+
+# ----------------------------------------------------------------- preparation
+
+
+@pytest.fixture()
+def sources(tmp_path: Path) -> dict[str, str]:
+    write(tmp_path / "one.txt", "a b c\nb c\nc d\n")  # sentences 1-3
+    write(tmp_path / "two.txt", "c a\ne f g h i j k\nonly_heldout x\n")  # sentences 4-6
+    write(tmp_path / "eval.txt", "a only_eval\n\nb\n")
+    return {"one": str(tmp_path / "one.txt"), "two": str(tmp_path / "two.txt"),
+            "eval": str(tmp_path / "eval.txt")}
+
+
+def prepare(sources: dict[str, str], directory: Path, **kwargs: int) -> PreparedCorpus:
+    train = [{"path": sources["one"], "format": "tokenized"},
+             {"path": sources["two"], "format": "tokenized"}]
+    evaluation = {"ptb_test": {"path": sources["eval"], "format": "tokenized"}}
+    return prepare_corpus(train, evaluation, directory, **kwargs)
+
+
+def test_heldout_every_nth_sentence_across_sources(sources, tmp_path: Path) -> None:
+    corpus = prepare(sources, tmp_path / "prepared", heldout_every=3)
+    assert decode(corpus, "train") == [["a", "b", "c"], ["b", "c"], ["c", "a"],
+                                       ["e", "f", "g", "h", "i", "j", "k"]]
+    assert decode(corpus, "heldout") == [["c", "d"], ["only_heldout", "x"]]
+    assert decode(corpus, "ptb_test") == [["a", "only_eval"], ["b"]]
+    assert corpus.splits() == ["heldout", "ptb_test", "train"]
+    summary = json.loads((tmp_path / "prepared" / "summary.json").read_text())
+    assert summary == {"tokens": {"train": 14, "heldout": 4, "ptb_test": 3},
+                       "types": len(corpus.types)}
+
+
+def test_heldout_every_zero_keeps_everything_in_train(sources, tmp_path: Path) -> None:
+    corpus = prepare(sources, tmp_path / "prepared", heldout_every=0)
+    assert len(decode(corpus, "train")) == 6
+    assert decode(corpus, "heldout") == []
+    assert sentence_spans(corpus.ids("heldout")).shape == (0, 2)
+
+
+def test_long_sentences_are_cut_into_pieces(sources, tmp_path: Path) -> None:
+    corpus = prepare(sources, tmp_path / "prepared", heldout_every=3, max_sentence_length=3)
+    # the 7-token sentence (number 5) is cut 3 + 3 + 1; heldout numbering counts the original
+    assert decode(corpus, "train") == [["a", "b", "c"], ["b", "c"], ["c", "a"],
+                                       ["e", "f", "g"], ["h", "i", "j"], ["k"]]
+    assert decode(corpus, "heldout") == [["c", "d"], ["only_heldout", "x"]]
+    corpus = prepare(sources, tmp_path / "prepared2", heldout_every=100, max_sentence_length=1)
+    assert all(len(s) == 1 for s in decode(corpus, "train"))
+    assert sum(1 for _ in decode(corpus, "train")) == 18
+
+
+def test_counts_come_from_the_training_split_only(sources, tmp_path: Path) -> None:
+    corpus = prepare(sources, tmp_path / "prepared", heldout_every=3)
+    counts = dict(zip(corpus.types, corpus.counts.tolist(), strict=True))
+    assert counts["c"] == 3  # + 1 in heldout, not counted
+    assert counts["a"] == 2 and counts["b"] == 2  # + 1 each in the evaluation set
+    assert counts["d"] == 0 and counts["only_heldout"] == 0 and counts["x"] == 0
+    assert counts["only_eval"] == 0
+    assert corpus.counts.dtype == np.int64
+    assert int(corpus.counts.sum()) == 14
+    loaded = PreparedCorpus.load(tmp_path / "prepared")
+    assert loaded.types == corpus.types
+    np.testing.assert_array_equal(loaded.counts, corpus.counts)
+    np.testing.assert_array_equal(loaded.ids("train"), corpus.ids("train"))
+
+
+def test_prepared_corpus_errors(sources, tmp_path: Path) -> None:
+    corpus = prepare(sources, tmp_path / "prepared", heldout_every=3)
+    with pytest.raises(DataError, match="was not prepared"):
+        corpus.ids("wsj_test")
+    with pytest.raises(DataError, match="not a prepared corpus"):
+        PreparedCorpus.load(tmp_path / "nowhere")
+
+
+def test_types_with_unusual_characters_round_trip(tmp_path: Path) -> None:
+    path = write(tmp_path / "u.txt", "caf\u00e9 na\u00efve \u2014 \U0001f600 <S> <UNK>\n")
+    corpus = prepare_corpus([{"path": str(path), "format": "tokenized"}], {},
+                            tmp_path / "prepared", heldout_every=0)
+    assert PreparedCorpus.load(tmp_path / "prepared").types == corpus.types
+    assert decode(corpus, "train") == [["caf\u00e9", "na\u00efve", "\u2014", "\U0001f600", "<S>",
+                                        "<UNK>"]]
+
+
+# ----------------------------------------------------------------- vocabulary
+
+
+def test_vocabulary_specials_then_frequency_then_first_seen(sources, tmp_path: Path) -> None:
+    corpus = prepare(sources, tmp_path / "prepared", heldout_every=3)
+    vocab = SoftmaxVocabulary.from_corpus(corpus, size=100)
+    # c: 3; a, b: 2 (a seen first); e..k: 1 in order; unseen-in-train types left out
+    assert vocab.words == ["<S>", "</S>", "<UNK>", "c", "a", "b", "e", "f", "g", "h", "i", "j",
+                           "k"]
+    assert SoftmaxVocabulary.from_corpus(corpus, size=5).words == ["<S>", "</S>", "<UNK>", "c",
+                                                                   "a"]
+    assert SoftmaxVocabulary.from_corpus(corpus, size=100, min_count=2).words == [
+        "<S>", "</S>", "<UNK>", "c", "a", "b"]
+    assert SoftmaxVocabulary.from_corpus(corpus, size=2).words == ["<S>", "</S>", "<UNK>"]
+    unk = vocab.index["<UNK>"]
+    mapped = dict(zip(corpus.types, vocab.type_map(corpus.types).tolist(), strict=True))
+    assert mapped["c"] == 3 and mapped["only_heldout"] == unk and mapped["only_eval"] == unk
+    vocab.save(tmp_path / "vocab.txt")
+    assert (tmp_path / "vocab.txt").read_text().split("\n")[:4] == ["<S>", "</S>", "<UNK>", "c"]
+    assert SoftmaxVocabulary.load(tmp_path / "vocab.txt").words == vocab.words
+
+
+def test_literal_special_tokens_in_the_corpus_are_not_duplicated(tmp_path: Path) -> None:
+    path = write(tmp_path / "u.txt", "<UNK> <UNK> <UNK> <S> w w x\n")
+    corpus = prepare_corpus([{"path": str(path), "format": "tokenized"}], {},
+                            tmp_path / "prepared", heldout_every=0)
+    vocab = SoftmaxVocabulary.from_corpus(corpus, size=100)
+    assert vocab.words == ["<S>", "</S>", "<UNK>", "w", "x"]
+    assert vocab.type_map(corpus.types).tolist() == [2, 0, 3, 4]
+
+
+# ----------------------------------------------------------------- spans and batches
+
+
+def test_sentence_spans() -> None:
+    assert sentence_spans(np.array([], dtype=np.int32)).shape == (0, 2)
+    assert sentence_spans(np.array([-1, -1], dtype=np.int32)).shape == (0, 2)
+    spans = sentence_spans(np.array([3, 4, -1, 5, -1, -1, 6, 7, 8, -1], dtype=np.int32))
+    assert spans.tolist() == [[0, 2], [3, 4], [6, 9]]
+
+
+@pytest.fixture()
+def loader_corpus(tmp_path: Path) -> PreparedCorpus:
+    words = ["w" + str(i % 9) for i in range(200)]
+    lines = [" ".join(words[i : i + 1 + i % 6]) for i in range(40)]
+    path = write(tmp_path / "train.txt", "\n".join(lines) + "\nrare_word\n")
+    return prepare_corpus([{"path": str(path), "format": "tokenized"}], {},
+                          tmp_path / "prepared", heldout_every=5)
+
+
+def test_collate_matches_the_corpus(loader_corpus: PreparedCorpus) -> None:
+    vocab = SoftmaxVocabulary(["<S>", "</S>", "<UNK>", "w1", "w2", "w3"])
+    loader = LmLoader(loader_corpus, "train", vocab, LOADER, seed=0, train=True)
+    sentences = decode(loader_corpus, "train")
+    for batch in loader.batches(0):
+        width = batch["mask"].shape[1]
+        assert batch["char_ids"].shape == (len(batch["indices"]), width, 50)
+        for row, index in enumerate(batch["indices"]):
+            tokens = sentences[index]
+            n = len(tokens)
+            assert batch["mask"][row].tolist() == [True] * n + [False] * (width - n)
+            expected = [vocab.index.get(t, 2) for t in tokens] + [0] * (width - n)
+            assert batch["targets"][row].tolist() == expected
+            chars = batch["char_ids"][row].numpy()
+            np.testing.assert_array_equal(chars[:n], np.stack([token_to_ids(t) for t in tokens]))
+            assert not chars[n:].any()
+
+
+def test_loader_is_deterministic_per_epoch_and_shuffles_across_epochs(loader_corpus) -> None:
+    vocab = SoftmaxVocabulary.from_corpus(loader_corpus, size=10)
+
+    def order(loader: LmLoader, epoch: int) -> list[list[int]]:
+        return [batch["indices"] for batch in loader.batches(epoch)]
+
+    loader = LmLoader(loader_corpus, "train", vocab, LOADER, seed=4, train=True)
+    again = LmLoader(loader_corpus, "train", vocab, LOADER, seed=4, train=True)
+    assert order(loader, 0) == order(loader, 0) == order(again, 0)
+    assert order(loader, 1) == order(again, 1)
+    assert order(loader, 0) != order(loader, 1)
+    every = sorted(i for group in order(loader, 1) for i in group)
+    assert every == list(range(len(loader.spans)))  # an epoch covers every sentence once
+    other_seed = LmLoader(loader_corpus, "train", vocab, LOADER, seed=5, train=True)
+    assert order(other_seed, 0) != order(loader, 0)
+    heldout = LmLoader(loader_corpus, "heldout", vocab, LOADER, seed=4, train=False)
+    assert order(heldout, 0) == order(heldout, 3)  # evaluation order does not change
+
+
+def test_batches_per_epoch_and_max_eval_sentences(loader_corpus) -> None:
+    vocab = SoftmaxVocabulary.from_corpus(loader_corpus, size=10)
+    settings = {**LOADER, "batches_per_epoch": 3, "max_eval_sentences": 4}
+    full = LmLoader(loader_corpus, "train", vocab, LOADER, seed=1, train=True)
+    limited = LmLoader(loader_corpus, "train", vocab, settings, seed=1, train=True)
+    assert len(full) > 3 and len(limited) == 3
+    for epoch in range(3):
+        batches = [b["indices"] for b in limited.batches(epoch)]
+        assert len(batches) == 3
+        assert batches == [b["indices"] for b in full.batches(epoch)][:3]
+    seen = [sorted(i for b in limited.batches(e) for i in b["indices"]) for e in range(3)]
+    assert seen[0] != seen[1], "each epoch should draw another subset"
+    heldout = LmLoader(loader_corpus, "heldout", vocab, settings, seed=1, train=False)
+    assert len(heldout.spans) == 4
+    assert sorted(i for b in heldout.batches(0) for i in b["indices"]) == [0, 1, 2, 3]
+    heldout_all = LmLoader(loader_corpus, "heldout", vocab, LOADER, seed=1, train=False)
+    assert len(heldout_all.spans) == 8
+    train_not_cut = LmLoader(loader_corpus, "train", vocab, settings, seed=1, train=True)
+    assert len(train_not_cut.spans) == len(full.spans) == 33
+
+
+def test_max_tokens_bounds_padded_batch_size(loader_corpus) -> None:
+    vocab = SoftmaxVocabulary.from_corpus(loader_corpus, size=10)
+    settings = {**LOADER, "batch_size": 100, "max_tokens": 12}
+    loader = LmLoader(loader_corpus, "train", vocab, settings, seed=0, train=True)
+    for batch in loader.batches(0):
+        assert batch["mask"].numel() <= 12 or len(batch["indices"]) == 1

@@ -1,0 +1,274 @@
+"""``elmo-exp pretrain`` end to end on the embedded sample: metrics, export, resume, init-from."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from elmo_experiments import components  # noqa: F401  (fills the registry)
+from elmo_experiments.bilm.characters import batch_to_ids
+from elmo_experiments.bilm.pretraining.lm_data import SoftmaxVocabulary
+from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
+from elmo_experiments.bilm.pretraining.run import (
+    export_run,
+    init_from,
+    pretrain,
+    validate_pretrain,
+)
+from elmo_experiments.bilm.weights import load_bilm
+from elmo_experiments.config.loader import load_config
+from elmo_experiments.config.validate import Validator
+from elmo_experiments.errors import ConfigError, RunDirError
+from elmo_experiments.training.run_dir import load_checkpoint
+
+ROOT = Path(__file__).resolve().parents[3]
+TINY = str(ROOT / "experiments" / "bilm" / "tiny.jsonnet")
+SHORT = ["data_loader.batches_per_epoch=5", "trainer.progress_bar=false"]
+SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Hello", "world"], ["One"]]
+
+
+def run(directory: Path, epochs: int, **kwargs: Any) -> dict[str, Any]:
+    return pretrain(TINY, directory, overrides=[*SHORT, f"trainer.num_epochs={epochs}"],
+                    **kwargs)
+
+
+def epoch_record(run_dir: Path, epoch: int) -> dict[str, Any]:
+    return json.loads((run_dir / f"metrics_epoch_{epoch}.json").read_text())
+
+
+def trained_model(run_dir: Path, weights: str = "best.pt") -> BilmLanguageModel:
+    """A fresh model from the run's saved config, with the checkpoint's weights."""
+    values = validate_pretrain(json.loads((run_dir / "config.json").read_text()), "config.json")
+    vocab = SoftmaxVocabulary.load(run_dir / "vocab.txt")
+    model = values["model"].build(vocab_size=len(vocab), seed=0)
+    model.load_state_dict(load_checkpoint(run_dir / weights)["model"])
+    return model.eval()
+
+
+def bilm_outputs(bilm: torch.nn.Module) -> list[torch.Tensor]:
+    with torch.no_grad():
+        layers, _, _ = bilm.eval()(batch_to_ids(SENTENCES))
+    return layers
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """straight: 2 epochs; resumed: 1 epoch then --recover to 2; tuned: 1 epoch from straight."""
+    root = tmp_path_factory.mktemp("pretrain")
+    paths = {name: root / name for name in ("straight", "resumed", "tuned")}
+    run(paths["straight"], 2)
+    run(paths["resumed"], 1)
+    (paths["resumed"] / "metrics_after_first_call.json").write_text(
+        (paths["resumed"] / "metrics.json").read_text())
+    # the second half of "resumed" and "tuned" go through the command line's flags
+    cli(["pretrain", TINY, "-s", str(paths["resumed"]), "--recover",
+         *[arg for o in [*SHORT, "trainer.num_epochs=2"] for arg in ("-o", o)]])
+    cli(["pretrain", TINY, "-s", str(paths["tuned"]), "--init-from",
+         str(paths["straight"] / "bilm"),
+         *[arg for o in [*SHORT, "trainer.num_epochs=1"] for arg in ("-o", o)]])
+    return paths
+
+
+def cli(args: list[str]) -> None:
+    """``elmo-exp ARGS`` in this process (no interpreter start-up)."""
+    from elmo_experiments.cli import main
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys, "argv", ["elmo-exp", *args])
+        main()  # returns on success; exits on error
+
+
+def test_metrics_report_perplexities_and_the_corpus(runs) -> None:
+    metrics = json.loads((runs["straight"] / "metrics.json").read_text())
+    assert metrics["epochs_completed"] == 2
+    assert metrics["best_epoch"] in (1, 2)
+    for prefix in ("best_validation", "sample_heldout"):
+        for suffix in ("perplexity", "perplexity_forward", "perplexity_backward", "loss"):
+            assert np.isfinite(metrics[f"{prefix}_{suffix}"])
+        forward, backward = (metrics[f"{prefix}_perplexity_forward"],
+                             metrics[f"{prefix}_perplexity_backward"])
+        assert metrics[f"{prefix}_perplexity"] == pytest.approx((forward + backward) / 2)
+        assert 1.0 < forward < 200 and 1.0 < backward < 200  # below uniform over the vocab
+    best = epoch_record(runs["straight"], metrics["best_epoch"])
+    assert metrics["best_validation_perplexity"] == best["validation_perplexity"]
+    corpus = metrics["corpus"]
+    assert set(corpus["tokens"]) == {"train", "heldout", "sample_heldout"}
+    assert all(n > 0 for n in corpus["tokens"].values())
+    assert corpus == json.loads((runs["straight"] / "corpus" / "summary.json").read_text())
+    # training batches are sampled: no training perplexity, but a loss
+    assert best["training_perplexity"] == 0.0 and best["training_loss"] > 0
+
+
+def test_export_round_trip_gives_the_trained_bilm(runs) -> None:
+    export = runs["straight"] / "bilm"
+    model = trained_model(runs["straight"])
+    loaded = load_bilm(export / "options.json", export / "weights.hdf5")
+    assert loaded.options == model.bilm.options
+    for ours, theirs in zip(bilm_outputs(model.bilm), bilm_outputs(loaded), strict=True):
+        torch.testing.assert_close(theirs, ours, rtol=0, atol=1e-6)
+    with h5py.File(export / "softmax.hdf5", "r") as handle:
+        np.testing.assert_array_equal(handle["softmax/W"][...],
+                                      model.softmax.weight.detach().numpy())
+        np.testing.assert_array_equal(handle["softmax/b"][...],
+                                      model.softmax.bias.detach().numpy())
+    words = (export / "vocab.txt").read_text(encoding="utf-8").split("\n")
+    assert words[:3] == ["<S>", "</S>", "<UNK>"] and words[-1] == ""
+    assert words[:-1] == SoftmaxVocabulary.load(runs["straight"] / "vocab.txt").words
+    assert len(words) - 1 == model.softmax.weight.shape[0]
+
+
+def test_the_export_is_the_best_epoch_not_the_last(runs) -> None:
+    best = load_checkpoint(runs["straight"] / "best.pt")
+    metrics = json.loads((runs["straight"] / "metrics.json").read_text())
+    assert best["epoch"] == metrics["best_epoch"]
+    loaded = load_bilm(runs["straight"] / "bilm" / "options.json",
+                       runs["straight"] / "bilm" / "weights.hdf5")
+    weight = best["model"]["bilm.forward_layers.0.projection"]
+    torch.testing.assert_close(loaded.forward_layers[0].projection, weight, rtol=0, atol=0)
+
+
+def test_exported_bilm_works_in_the_elmo_token_embedder(runs) -> None:
+    validator = Validator()
+    spec = validator.component({"type": "elmo", "weights": str(runs["straight"] / "bilm"),
+                                "dropout": 0.0}, "token_embedder", "elmo")
+    assert validator.problems == []
+    embedder = spec.build().eval()
+    ids = batch_to_ids(SENTENCES)
+    with torch.no_grad():
+        output = embedder(ids)
+    assert output.shape == (3, 7, 32)  # 2 x projection_dim 16
+    # the initial mix is the plain average of the 3 layers (gamma 1)
+    layers = bilm_outputs(trained_model(runs["straight"]).bilm)
+    torch.testing.assert_close(output, torch.stack(layers).mean(dim=0), rtol=0, atol=1e-5)
+    assert output[2, 1:].abs().sum() == 0  # padding
+
+
+def test_recover_extends_a_run_exactly(runs) -> None:
+    first = json.loads((runs["resumed"] / "metrics_after_first_call.json").read_text())
+    assert first["epochs_completed"] == 1
+    for epoch in (1, 2):
+        straight, resumed = epoch_record(runs["straight"], epoch), epoch_record(runs["resumed"],
+                                                                                epoch)
+        for key in ("validation_perplexity", "validation_perplexity_forward",
+                    "validation_perplexity_backward", "validation_loss", "training_loss"):
+            assert resumed[key] == straight[key], (epoch, key)
+    metrics = json.loads((runs["resumed"] / "metrics.json").read_text())
+    expected = json.loads((runs["straight"] / "metrics.json").read_text())
+    assert metrics["epochs_completed"] == 2
+    for key in ("best_epoch", "best_validation_perplexity", "sample_heldout_perplexity"):
+        assert metrics[key] == expected[key]
+    config = json.loads((runs["resumed"] / "config.json").read_text())
+    assert config["trainer"]["num_epochs"] == 2  # the saved config records the extension
+    with h5py.File(runs["straight"] / "bilm" / "weights.hdf5", "r") as a, \
+            h5py.File(runs["resumed"] / "bilm" / "weights.hdf5", "r") as b:
+        names: list[str] = []
+        a.visit(lambda name: names.append(name) if isinstance(a[name], h5py.Dataset) else None)
+        assert names
+        for name in names:
+            np.testing.assert_array_equal(a[name][...], b[name][...], err_msg=name)
+
+
+def test_recover_refuses_other_changes(runs) -> None:
+    with pytest.raises(RunDirError, match=r"model\.cell_dim"):
+        pretrain(TINY, runs["resumed"], recover=True,
+                 overrides=[*SHORT, "trainer.num_epochs=2", "model.cell_dim=32"])
+
+
+def test_init_from_starts_from_the_exported_weights(runs) -> None:
+    tuned = epoch_record(runs["tuned"], 1)
+    fresh = epoch_record(runs["resumed"], 1)  # the same config from a fresh start
+    assert tuned["validation_loss"] < fresh["validation_loss"]
+    assert tuned["validation_perplexity"] < fresh["validation_perplexity"]
+    # and it is better than where the source run stopped only by what one more epoch gives
+    source = json.loads((runs["straight"] / "metrics.json").read_text())
+    assert tuned["validation_perplexity"] < source["best_validation_perplexity"] * 1.1
+
+
+def test_init_from_copies_bilm_and_softmax_when_the_vocabulary_matches(runs) -> None:
+    export = runs["straight"] / "bilm"
+    source = trained_model(runs["straight"])
+    vocab = SoftmaxVocabulary.load(export / "vocab.txt")
+    model = trained_model(runs["straight"])
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.zero_()
+    init_from(model, vocab, export)
+    for (name, ours), theirs in zip(model.state_dict().items(), source.state_dict().values(),
+                                    strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-6, msg=name)
+    # another vocabulary: the biLM is copied, the softmax is left alone
+    other = SoftmaxVocabulary([*vocab.words[:-1], "something_else"])
+    model2 = trained_model(runs["straight"])
+    with torch.no_grad():
+        model2.softmax.weight.fill_(0.25)
+    init_from(model2, other, export)
+    assert bool((model2.softmax.weight == 0.25).all())
+    torch.testing.assert_close(model2.bilm.char_encoder.projection_weight,
+                               source.bilm.char_encoder.projection_weight)
+
+
+def test_export_bilm_command(runs, tmp_path: Path) -> None:
+    out = tmp_path / "exported"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-m", "elmo_experiments", "export-bilm",
+                             str(runs["resumed"]), str(out), "--weights", "last.pt"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["options.json", "softmax.hdf5",
+                                                     "vocab.txt", "weights.hdf5"]
+    loaded = load_bilm(out / "options.json", out / "weights.hdf5")
+    last = trained_model(runs["resumed"], "last.pt")
+    for ours, theirs in zip(bilm_outputs(last.bilm), bilm_outputs(loaded), strict=True):
+        torch.testing.assert_close(theirs, ours, rtol=0, atol=1e-6)
+    assert (out / "vocab.txt").read_text() == (runs["resumed"] / "vocab.txt").read_text()
+
+
+def test_export_run_needs_a_run_directory(tmp_path: Path) -> None:
+    with pytest.raises(RunDirError, match="not a run directory"):
+        export_run(tmp_path, tmp_path / "out")
+
+
+def test_a_model_other_than_bilm_lm_is_a_one_line_config_error(tmp_path: Path, monkeypatch,
+                                                                 capsys) -> None:
+    config = load_config(TINY)
+    config["model"] = load_config(str(ROOT / "experiments" / "ner_baseline.jsonnet"))["model"]
+    path = tmp_path / "not_a_bilm.json"
+    path.write_text(json.dumps(config))
+    with pytest.raises(ConfigError) as error:
+        pretrain(path, tmp_path / "run")
+    assert str(error.value) == f"{path}: model.type: pretraining needs bilm_lm, not crf_tagger"
+    assert not (tmp_path / "run").exists()
+    from elmo_experiments.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["elmo-exp", "pretrain", str(path), "-s",
+                                      str(tmp_path / "run")])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err == f"error: {path}: model.type: pretraining needs bilm_lm, not crf_tagger\n"
+
+
+@pytest.mark.parametrize("names", [["heldout"], ["train"], ["counts"], ["ptb", "ptb"],
+                                   ["a/b"]])
+def test_evaluation_sets_need_their_own_names(names: list[str]) -> None:
+    """An evaluation set named like a prepared split would silently replace that split."""
+    config = load_config(TINY)
+    source = config["corpus"]["evaluation"][0]
+    config["corpus"]["evaluation"] = [{**source, "name": name} for name in names]
+    with pytest.raises(ConfigError) as error:
+        validate_pretrain(config, "tiny.jsonnet")
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith(f"tiny.jsonnet: corpus.evaluation.{len(names) - 1}.name: ")
+    config["corpus"]["evaluation"] = [{**source, "name": "ptb_test"}, {**source, "name": "wsj"}]
+    validate_pretrain(config, "tiny.jsonnet")
