@@ -162,7 +162,8 @@ class Trainer:
     # -- the loop ----------------------------------------------------------------------------
     def train(self) -> dict[str, Any]:
         """Run the remaining epochs; return the per-epoch record of the best epoch."""
-        known = ["loss", *self.model.get_metrics(reset=True)]
+        known = ["loss", *getattr(self.model, "metric_names", ()),
+                 *self.model.get_metrics(reset=True)]
         if self.metric_name.split("-")[0] not in known:  # per-type names: f1-PER
             raise ConfigError([f"trainer.validation_metric: the model reports no "
                                f"{self.metric_name!r}{suggest(self.metric_name, known)}"])

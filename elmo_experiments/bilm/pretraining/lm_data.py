@@ -35,9 +35,9 @@ class SoftmaxVocabulary:
     def from_corpus(cls, corpus: PreparedCorpus, size: int, min_count: int = 1
                     ) -> SoftmaxVocabulary:
         order = np.lexsort((np.arange(len(corpus.counts)), -corpus.counts))
-        kept = [corpus.types[i] for i in order[: max(size - len(SPECIALS), 0)]
+        kept = [corpus.types[i] for i in order
                 if corpus.counts[i] >= min_count and corpus.types[i] not in SPECIALS]
-        return cls([*SPECIALS, *kept])
+        return cls([*SPECIALS, *kept[: max(size - len(SPECIALS), 0)]])
 
     def __len__(self) -> int:
         return len(self.words)

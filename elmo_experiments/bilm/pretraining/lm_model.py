@@ -70,9 +70,12 @@ class BilmLanguageModel(torch.nn.Module):
             self._count += int(valid.sum())
         return {"loss": forward_nll.mean() + backward_nll.mean()}
 
+    # what get_metrics reports once a batch has been scored with the exact softmax
+    metric_names = ("perplexity_forward", "perplexity_backward", "perplexity")
+
     def get_metrics(self, reset: bool = False) -> dict[str, float]:
-        """Perplexities over the exact softmax (0 until a batch has been scored exactly)."""
-        metrics = {"perplexity_forward": 0.0, "perplexity_backward": 0.0, "perplexity": 0.0}
+        """Perplexities over the exact softmax; empty while only sampled batches were seen."""
+        metrics: dict[str, float] = {}
         if self._count:
             forward = math.exp(self._sums["forward"] / self._count)
             backward = math.exp(self._sums["backward"] / self._count)

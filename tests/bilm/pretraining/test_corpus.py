@@ -345,3 +345,15 @@ def test_max_tokens_bounds_padded_batch_size(loader_corpus) -> None:
     loader = LmLoader(loader_corpus, "train", vocab, settings, seed=0, train=True)
     for batch in loader.batches(0):
         assert batch["mask"].numel() <= 12 or len(batch["indices"]) == 1
+
+
+def test_special_tokens_in_the_corpus_do_not_cost_vocabulary_slots(tmp_path):
+    from elmo_experiments.bilm.pretraining.corpus import prepare_corpus
+    from elmo_experiments.bilm.pretraining.lm_data import SoftmaxVocabulary
+
+    text = tmp_path / "t.txt"
+    text.write_text("<UNK> <UNK> <UNK> a a a b b c\n<S> a b c d\n")
+    corpus = prepare_corpus([{"path": str(text), "format": "tokenized"}], {},
+                            tmp_path / "prepared", heldout_every=0)
+    vocab = SoftmaxVocabulary.from_corpus(corpus, size=6)
+    assert vocab.words == ["<S>", "</S>", "<UNK>", "a", "b", "c"]

@@ -105,7 +105,7 @@ def test_metrics_report_perplexities_and_the_corpus(runs) -> None:
     assert all(n > 0 for n in corpus["tokens"].values())
     assert corpus == json.loads((runs["straight"] / "corpus" / "summary.json").read_text())
     # training batches are sampled: no training perplexity, but a loss
-    assert best["training_perplexity"] == 0.0 and best["training_loss"] > 0
+    assert "training_perplexity" not in best and best["training_loss"] > 0
 
 
 def test_export_round_trip_gives_the_trained_bilm(runs) -> None:
