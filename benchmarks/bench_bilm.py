@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import torch
+from common import matmul_peak
 
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.options import BilmOptions
@@ -37,19 +38,6 @@ def _vocabulary(size: int = 2000, seed: int = 0) -> list[str]:
 
 
 WORDS = _vocabulary()
-
-
-def matmul_peak(threads: int, size: int = 2048, repeats: int = 10) -> float:
-    """Best GFLOP/s of an fp32 (size x size) @ (size x size) product."""
-    torch.set_num_threads(threads)
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    torch.mm(a, b)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - start)
-    return 2 * size**3 / best / 1e9
 
 
 def forward_flops(options: BilmOptions, positions: int) -> float:
@@ -82,13 +70,13 @@ def time_forward(bilm, ids: torch.Tensor, repeats: int) -> float:  # type: ignor
 
 def bench_bilm(args: argparse.Namespace) -> None:
     options = SIZES[args.size]
-    peak_before = matmul_peak(args.threads)
+    peak_before = matmul_peak()
     with tempfile.TemporaryDirectory() as folder:
         write_random_weights(folder, options, seed=0)
         bilm = load_bilm(Path(folder) / "options.json", Path(folder) / "weights.hdf5")
     ids = batch_to_ids(sentences(args.batch, args.tokens, seed=0))
     seconds = time_forward(bilm, ids, args.repeats)
-    peak = max(peak_before, matmul_peak(args.threads))  # the higher peak: the stricter ratio
+    peak = max(peak_before, matmul_peak())  # the higher peak: the stricter ratio
     tokens = args.batch * args.tokens
     flops = forward_flops(options, args.batch * (args.tokens + 2))
     achieved = flops / seconds / 1e9

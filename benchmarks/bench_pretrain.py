@@ -14,6 +14,7 @@ import random
 import time
 
 import torch
+from common import matmul_peak
 
 from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm.characters import batch_to_ids
@@ -29,17 +30,6 @@ SIZES = {
                  "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512],
                              [7, 1024]]},
 }
-
-
-def matmul_peak(size: int = 2048, repeats: int = 10) -> float:
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    torch.mm(a, b)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        best = min(best, time.perf_counter() - start)
-    return 2 * size**3 / best / 1e9
 
 
 def build(size: str, vocab: int) -> torch.nn.Module:

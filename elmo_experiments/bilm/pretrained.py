@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -11,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from elmo_experiments.bilm.weights import OPTIONS_FILE, WEIGHTS_FILE
+from elmo_experiments.data.files import sha1_of
 from elmo_experiments.errors import DataError
 
 _BASE = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
@@ -42,14 +42,6 @@ def cache_root() -> Path:
     return Path(os.environ.get("ELMO_CACHE_DIR", Path.home() / ".cache" / "elmo-experiments"))
 
 
-def _sha1(path: Path) -> str:
-    digest = hashlib.sha1()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _download(url: str, target: Path, sha1: str | None, folder: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
@@ -57,7 +49,7 @@ def _download(url: str, target: Path, sha1: str | None, folder: Path) -> None:
     try:
         with urllib.request.urlopen(url, timeout=30) as response, open(tmp, "wb") as out:
             shutil.copyfileobj(response, out)
-        if sha1 is not None and _sha1(Path(tmp)) != sha1:
+        if sha1 is not None and sha1_of(tmp) != sha1:
             raise DataError(f"{url}: checksum mismatch (expected {sha1})")
         os.replace(tmp, target)
     except OSError as error:

@@ -6,7 +6,6 @@ Dataset names, shapes, the TF gate order [i, j, f, o], the forget bias left out 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import torch
 
 from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM
 from elmo_experiments.bilm.options import BilmOptions
+from elmo_experiments.data.files import sha1_of
 from elmo_experiments.errors import DataError
 
 OPTIONS_FILE, WEIGHTS_FILE = "options.json", "weights.hdf5"
@@ -159,12 +159,7 @@ def load_bilm(options_file: str | Path, weight_file: str | Path) -> Bidirectiona
 
 def weights_digest(options_file: str | Path, weight_file: str | Path) -> str:
     """SHA-1 over both files: identifies the weights in cache keys."""
-    digest = hashlib.sha1()
-    for path in (options_file, weight_file):
-        with open(path, "rb") as handle:
-            for block in iter(lambda h=handle: h.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
+    return sha1_of(options_file, weight_file)
 
 
 def write_random_weights(directory: str | Path, options: BilmOptions, seed: int = 0) -> Path:

@@ -49,13 +49,19 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
             raise DataError(f"{resolved}:{number + 1}: cannot read the file ({error})") from None
 
 
-def file_digest(path: str | Path) -> str:
-    """SHA-1 of a file's bytes (recorded in the run's data provenance)."""
+def sha1_of(*paths: str | Path) -> str:
+    """SHA-1 over the bytes of the given files, in order."""
     digest = hashlib.sha1()
-    with open(resolve_data_path(path), "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    for path in paths:
+        with open(path, "rb") as handle:
+            for block in iter(lambda h=handle: h.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-1 of a data file's bytes (recorded in the run's data provenance)."""
+    return sha1_of(resolve_data_path(path))
 
 
 def is_embedded_sample(path: str | Path) -> bool:
