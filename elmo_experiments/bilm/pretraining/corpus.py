@@ -3,7 +3,8 @@
 Formats: ``tokenized`` (one sentence per line, whitespace tokens: PTB, WikiText, our samples),
 ``raw`` (running text, paragraphs split by blank lines, tokenised and split into sentences with
 the same spaCy rules as ``elmo-exp predict --text``), ``brown`` (the NLTK Brown zip, word/TAG
-tokens). Paths may be files, folders or globs; ``.gz`` files are read transparently.
+tokens), ``conll`` (a task's column files: first column, labels ignored; for domain
+fine-tuning). Paths may be files, folders or globs; ``.gz`` files are read transparently.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from elmo_experiments.config.registry import Param
 from elmo_experiments.data.files import iter_lines
 from elmo_experiments.errors import DataError
 
-FORMATS = ("tokenized", "raw", "brown")
+FORMATS = ("tokenized", "raw", "brown", "conll")
 SOURCE_PARAMS = (
     Param("path", str, doc="file, folder or glob"),
     Param("format", str, "tokenized", choices=FORMATS),
@@ -85,7 +86,14 @@ def _brown(path: Path) -> Iterator[list[str]]:
                     yield tokens
 
 
-READERS = {"tokenized": _tokenized, "raw": _raw, "brown": _brown}
+def _conll(path: Path) -> Iterator[list[str]]:
+    from elmo_experiments.data.readers.conll2003 import iter_sentences
+
+    for _, rows in iter_sentences(path):
+        yield [fields[0] for fields in rows]
+
+
+READERS = {"tokenized": _tokenized, "raw": _raw, "brown": _brown, "conll": _conll}
 
 
 def read_sentences(path: str, fmt: str) -> Iterator[list[str]]:

@@ -129,6 +129,9 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     vocab_file = run_dir / VOCAB_FILE
     if vocab_file.is_file():
         vocab = SoftmaxVocabulary.load(vocab_file)
+    elif init_dir and (Path(init_dir) / VOCAB_FILE).is_file():  # keep the softmax's words
+        vocab = SoftmaxVocabulary.load(Path(init_dir) / VOCAB_FILE)
+        vocab.save(vocab_file)
     else:
         vocab = SoftmaxVocabulary.from_corpus(corpus, values["corpus"]["vocab_size"],
                                               values["corpus"]["min_count"])

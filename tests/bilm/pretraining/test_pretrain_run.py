@@ -272,3 +272,22 @@ def test_evaluation_sets_need_their_own_names(names: list[str]) -> None:
     assert message.startswith(f"tiny.jsonnet: corpus.evaluation.{len(names) - 1}.name: ")
     config["corpus"]["evaluation"] = [{**source, "name": "ptb_test"}, {**source, "name": "wsj"}]
     validate_pretrain(config, "tiny.jsonnet")
+
+
+def test_fine_tuning_on_task_text_keeps_the_softmax_vocabulary(runs, tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """--init-from on another corpus (NER text, labels ignored) adopts the biLM's vocabulary,
+    so its softmax carries over (PAPER.md supplement A.1)."""
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+    export = runs["straight"] / "bilm"
+    tuned = tmp_path / "tuned_on_ner"
+    config = ROOT / "experiments" / "bilm" / "tiny.jsonnet"
+    sample = ROOT / "tasks" / "ner" / "sample"
+    overrides = [*SHORT, "trainer.num_epochs=1",
+                 f'corpus.train=[{{"path": "{sample / "train.txt"}", "format": "conll"}}]',
+                 f'corpus.evaluation=[{{"name": "ner_dev", "path": "{sample / "dev.txt"}", '
+                 '"format": "conll"}]', "corpus.heldout_every=5"]
+    metrics = pretrain(config, tuned, overrides=overrides, init_dir=str(export))
+    assert (tuned / "vocab.txt").read_text() == (export / "vocab.txt").read_text()
+    assert metrics["ner_dev_perplexity"] > 0
+    assert "Lindqvist" in (tuned / "corpus" / "types.txt").read_text()  # read the NER tokens
