@@ -131,9 +131,10 @@ def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
     """Tag INPUT (a data file, or raw text with --text); write JSON lines."""
     from elmo_experiments.predict import predict_lines
 
+    records = list(predict_lines(run_dir, input_file, raw_text, weights))  # fail before writing
     with contextlib.ExitStack() as stack:
         handle = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
-        for record in predict_lines(run_dir, input_file, raw_text, weights):
+        for record in records:
             handle.write(json.dumps(record) + "\n")
 
 
@@ -176,6 +177,9 @@ def main() -> None:
     try:
         cli(standalone_mode=False)
     except ElmoError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(1)
+    except (OSError, json.JSONDecodeError) as error:  # unreadable files, full disks, bad JSON
         click.echo(f"error: {error}", err=True)
         sys.exit(1)
     except click.exceptions.Abort:

@@ -125,6 +125,7 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool,
     paths = data_paths(experiment)
     used_sample = warn_if_sample(paths)
     reader = experiment.reader.build()
+    data_record = {**provenance(paths), "embedded_sample": used_sample}  # hashed as read
     datasets = {split: reader.read(path) for split, path in paths.items() if path}
     vocab_dir = run_dir / "vocabulary"
     if recover and vocab_dir.is_dir():
@@ -156,7 +157,7 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool,
                 sum(p.numel() for p in model.parameters() if p.requires_grad))
     best = trainer.train()
     metrics = _final_metrics(trainer, best, model, loaders, experiment, run_dir)
-    metrics["data"] = {**provenance(paths), "embedded_sample": used_sample}
+    metrics["data"] = data_record
     write_json(run_dir / "metrics.json", metrics)
     for callback in callbacks:
         callback.on_end(metrics)

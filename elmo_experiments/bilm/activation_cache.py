@@ -21,14 +21,24 @@ class ActivationCache:
 
     def __init__(self, namespace: str, memory_mb: float = 1024.0, disk_dir: str | None = None,
                  fp16: bool = False) -> None:
-        self.namespace = namespace
         self.budget = int(memory_mb * 2**20)
         self.fp16 = fp16
-        self.disk = Path(disk_dir) / hashlib.sha1(namespace.encode()).hexdigest()[:16] \
-            if disk_dir else None
+        self.disk_root = Path(disk_dir) if disk_dir else None
+        self.disk: Path | None = None
         self._memory: OrderedDict[str, torch.Tensor] = OrderedDict()
         self._bytes = 0
         self.hits = self.misses = 0
+        self.namespace = ""
+        self.set_namespace(namespace)
+
+    def set_namespace(self, namespace: str) -> None:
+        """What the keys depend on besides the sentence (weights, state rule, precision)."""
+        if namespace != self.namespace:
+            self._memory.clear()
+            self._bytes = 0
+        self.namespace = namespace
+        if self.disk_root is not None:
+            self.disk = self.disk_root / hashlib.sha1(namespace.encode()).hexdigest()[:16]
 
     def key(self, ids: np.ndarray) -> str:
         digest = hashlib.sha1(self.namespace.encode())

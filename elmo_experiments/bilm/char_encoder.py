@@ -51,7 +51,7 @@ class CharacterEncoder(torch.nn.Module):
             for weight, bias in zip(self.highway_weights, self.highway_biases, strict=True):
                 weight.normal_(0.0, (1.0 / self.num_filters) ** 0.5, generator=generator)
                 bias.zero_()
-                bias[self.num_filters:].fill_(-2.0)  # transform gate starts mostly closed
+                bias[: self.num_filters].fill_(-2.0)  # the gate (carry) starts mostly closed
             self.projection_weight.normal_(0.0, (1.0 / self.num_filters) ** 0.5,
                                            generator=generator)
             self.projection_bias.zero_()

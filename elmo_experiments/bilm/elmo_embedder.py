@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import torch
@@ -11,8 +12,9 @@ from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
 from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix
 from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
-from elmo_experiments.bilm.weights import load_bilm, weights_digest
+from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.config.registry import Param, register
+from elmo_experiments.errors import ConfigError
 
 CACHE_PARAMS = (
     Param("enabled", bool, True, doc="cache per-sentence activations (never in stateful mode)"),
@@ -48,9 +50,10 @@ class ElmoTokenEmbedder(torch.nn.Module):
         cache = cache or {}
         self.cache: ActivationCache | None = None
         if cache.get("enabled", True) and state != "stateful" and not requires_grad:
-            namespace = f"{weights_digest(options_file, weight_file)}|{self.runner.state_key()}"
-            self.cache = ActivationCache(namespace, cache.get("memory_mb", 1024.0),
+            self.cache = ActivationCache("", cache.get("memory_mb", 1024.0),
                                          cache.get("disk_dir"), cache.get("fp16", False))
+        if state == "warm" and requires_grad:
+            raise ConfigError(["state: 'warm' needs a frozen biLM (requires_grad: false)"])
         self.output_dim = bilm.output_dim
         self.num_extra_representations = len(mixes) - 1
         self.extra_representations: list[torch.Tensor] = []
@@ -64,8 +67,21 @@ class ElmoTokenEmbedder(torch.nn.Module):
                 return self.runner.with_boundaries(ids)
         return self._cached_layers(ids)
 
+    def _cache_namespace(self) -> str:
+        """Digest of the weights actually loaded (a checkpoint may have replaced the files'),
+        the state rule and the storage precision."""
+        digest = hashlib.sha1()
+        for name, tensor in sorted(self.runner.bilm.state_dict().items()):
+            digest.update(name.encode())
+            digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        assert self.cache is not None
+        precision = "fp16" if self.cache.fp16 else "fp32"
+        return f"{digest.hexdigest()}|{self.runner.state_key()}|{precision}"
+
     def _cached_layers(self, ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
         assert self.cache is not None
+        if not self.cache.namespace:  # computed on first use, after any checkpoint load
+            self.cache.set_namespace(self._cache_namespace())
         lengths = (ids > 0).any(dim=2).sum(dim=1).tolist()
         rows = ids.cpu().numpy()
         keys = [self.cache.key(rows[i, :n]) for i, n in enumerate(lengths)]

@@ -69,6 +69,8 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
                 sentence_to_index.setdefault(line.strip(), str(index))
                 index += 1
             bar.update(len(lines))
-        out.create_dataset("sentence_to_index", data=json.dumps(sentence_to_index))
+        index_dataset = out.create_dataset("sentence_to_index", (1,),
+                                           dtype=h5py.string_dtype(encoding="utf-8"))
+        index_dataset[0] = json.dumps(sentence_to_index)
     tmp.replace(output_path)
     return index

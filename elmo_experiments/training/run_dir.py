@@ -67,7 +67,13 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
         raise RunDirError(f"{path}: no such checkpoint")
-    return torch.load(path, map_location="cpu", weights_only=False)
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # not a checkpoint: pickle, zip or torch errors
+        raise RunDirError(f"{path}: not a readable checkpoint ({type(error).__name__})") from None
+    if not isinstance(checkpoint, dict) or "model" not in checkpoint:
+        raise RunDirError(f"{path}: not a model checkpoint (no 'model' entry)")
+    return checkpoint
 
 
 # Keys a recovered run may change: how long it trains, not what it trains.

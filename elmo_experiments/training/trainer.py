@@ -170,6 +170,8 @@ class Trainer:
         num_epochs = self.settings["num_epochs"]
         patience = self.settings["patience"]
         while self.state.epoch < num_epochs:
+            if patience is not None and self.state.bad_epochs >= patience:
+                break  # a recovered run that had already stopped early stays stopped
             epoch = self.state.epoch
             start = time.perf_counter()
             train_metrics = self.train_epoch(epoch)
@@ -177,6 +179,9 @@ class Trainer:
                           if self.validation_loader is not None else None)
             duration = time.perf_counter() - start
             watched = validation if validation is not None else train_metrics
+            if self.metric_name not in watched:
+                raise ConfigError([f"trainer.validation_metric: epoch {epoch + 1} reported no "
+                                   f"{self.metric_name!r} (it reported {', '.join(watched)})"])
             value = watched[self.metric_name]
             record = {"epoch": epoch + 1, "duration_s": duration,
                       "lr": self.optimizer.param_groups[0]["lr"],

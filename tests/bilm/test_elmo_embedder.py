@@ -18,9 +18,8 @@ from elmo_experiments.bilm.activation_cache import ActivationCache
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
 from elmo_experiments.bilm.pretrained import KNOWN, resolve_weights
-from elmo_experiments.bilm.weights import weights_digest
 from elmo_experiments.config.validate import Validator
-from elmo_experiments.errors import DataError
+from elmo_experiments.errors import ConfigError, DataError
 
 SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Hello", "world"], ["One"]]
 OTHERS = [["Hello", "world"], ["Something", "new", "here"]]
@@ -131,15 +130,16 @@ def test_disk_cache_is_shared_between_embedders(tiny_bilm_dir: Path, tmp_path: P
 
 def test_cache_namespaces(tiny_bilm_dir: Path, other_tiny_bilm_dir: Path, tmp_path: Path) -> None:
     def namespace(weights: Path, **config: Any) -> str:
-        cache = build(weights, **config).cache
-        assert cache is not None
-        return cache.namespace
+        embedder = build(weights, **config)
+        assert embedder.cache is not None
+        return embedder._cache_namespace()
 
     base = namespace(tiny_bilm_dir)
-    digest = weights_digest(tiny_bilm_dir / "options.json", tiny_bilm_dir / "weights.hdf5")
-    assert base == f"{digest}|stateless"
+    digest = base.split("|")[0]
+    assert base == f"{digest}|stateless|fp32"
     assert namespace(tiny_bilm_dir) == base
     assert namespace(other_tiny_bilm_dir) != base
+    assert namespace(tiny_bilm_dir, cache={"fp16": True}) == f"{digest}|stateless|fp16"
     warm = namespace(tiny_bilm_dir, state="warm")
     assert warm != base and warm.startswith(f"{digest}|warm:")
     warmup = tmp_path / "warmup.txt"
@@ -441,3 +441,23 @@ def test_layer_norm_statistics_include_the_sentence_boundaries(tiny_bilm_dir: Pa
     torch.testing.assert_close(out, expected, atol=1e-6, rtol=0)
     assert (out - without * inner[:, :, None]).abs().max() > 1e-3  # the boundaries matter
     assert torch.all(out[~inner] == 0)  # padding stays zero
+
+
+def test_cache_follows_weights_loaded_after_construction(tiny_bilm_dir: Path,
+                                                         other_tiny_bilm_dir: Path,
+                                                         tmp_path: Path) -> None:
+    """A checkpoint that replaces the biLM's weights gets its own cache keys."""
+    disk = {"dropout": 0.0, "cache": {"disk_dir": str(tmp_path / "cache")}}
+    first = build(tiny_bilm_dir, **disk).eval()
+    first(batch_to_ids(SENTENCES))
+    other = build(other_tiny_bilm_dir, dropout=0.0).eval()
+    swapped = build(tiny_bilm_dir, **disk).eval()
+    swapped.runner.bilm.load_state_dict(other.runner.bilm.state_dict())
+    got = swapped(batch_to_ids(SENTENCES))
+    assert swapped.cache is not None and swapped.cache.hits == 0
+    torch.testing.assert_close(got, other(batch_to_ids(SENTENCES)), atol=1e-6, rtol=0)
+
+
+def test_warm_state_needs_a_frozen_bilm(tiny_bilm_dir: Path) -> None:
+    with pytest.raises(ConfigError, match="warm"):
+        build(tiny_bilm_dir, state="warm", requires_grad=True)

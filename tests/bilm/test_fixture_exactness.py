@@ -168,7 +168,7 @@ def test_embed_command_reproduces_the_reference(fixture_bilm_dir, sentences, fix
                 expected = reference_top(fixtures_dir, k, i)
                 assert got.shape == expected.shape
                 worst = max(worst, float(np.abs(got - expected).max()))
-        index = json.loads(handle["sentence_to_index"][()])
+        index = json.loads(handle["sentence_to_index"][0])
     assert worst <= REFERENCE_ATOL, worst
     assert index == {line: str(j) for j, line in enumerate(lines)}
     assert not list(tmp_path.glob(".*.tmp"))
@@ -185,7 +185,7 @@ def test_embed_all_layers_and_blank_lines(fixture_bilm_dir, sentences, tmp_path)
     with h5py.File(output, "r") as handle:
         assert set(handle) == {"0", "1", "2", "3", "4", "sentence_to_index"}
         shapes = [handle[str(j)].shape for j in range(5)]
-        index = json.loads(handle["sentence_to_index"][()])
+        index = json.loads(handle["sentence_to_index"][0])
         data = {j: handle[str(j)][...] for j in (0, 2, 4)}
     assert shapes == [(3, len(lines[0].split()), 32), (3, 0, 32), (3, len(lines[2].split()), 32),
                       (3, 0, 32), (3, len(lines[4].split()), 32)]

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -128,6 +129,40 @@ class PreparedCorpus:
         return cls(directory, types, np.load(directory / "counts.npy"))
 
 
+FINGERPRINT = "fingerprint.json"  # written last: marks a complete preparation
+
+
+def fingerprint(train: list[dict[str, str]], evaluation: dict[str, dict[str, str]],
+                heldout_every: int, max_sentence_length: int) -> dict[str, Any]:
+    """What a prepared corpus was made from: sources (files and sizes) and settings."""
+
+    def files(source: dict[str, str]) -> list[list[Any]]:
+        return [[str(f.resolve()), f.stat().st_size] for f in expand(source["path"])
+                if f.exists()]
+
+    return {"train": [{**s, "files": files(s)} for s in train],
+            "evaluation": {n: {**s, "files": files(s)} for n, s in sorted(evaluation.items())},
+            "heldout_every": heldout_every, "max_sentence_length": max_sentence_length}
+
+
+def load_or_prepare(train: list[dict[str, str]], evaluation: dict[str, dict[str, str]],
+                    directory: str | Path, heldout_every: int = 100,
+                    max_sentence_length: int = 100) -> PreparedCorpus:
+    """The prepared corpus in ``directory`` if it was made from these sources and settings;
+    prepared now if the directory holds none (or an unfinished one); an error otherwise."""
+    directory = Path(directory)
+    wanted = fingerprint(train, evaluation, heldout_every, max_sentence_length)
+    marker = directory / FINGERPRINT
+    if marker.is_file():
+        if json.loads(marker.read_text()) != json.loads(json.dumps(wanted)):
+            raise DataError(f"{directory}: prepared from other sources or settings; remove it "
+                            "or choose another corpus.prepared_dir")
+        return PreparedCorpus.load(directory)
+    corpus = prepare_corpus(train, evaluation, directory, heldout_every, max_sentence_length)
+    marker.write_text(json.dumps(wanted, indent=1))
+    return corpus
+
+
 def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, str]],
                    directory: str | Path, heldout_every: int = 100,
                    max_sentence_length: int = 100) -> PreparedCorpus:
@@ -135,6 +170,8 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
     sentence), and one array per evaluation set. Long sentences are cut into pieces."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    for stale in [*directory.glob("*.npy"), directory / FINGERPRINT]:
+        stale.unlink(missing_ok=True)
     index: dict[str, int] = {}
     types: list[str] = []
     counts: Counter[int] = Counter()

@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.bilm.pretraining.corpus import SOURCE_PARAMS, PreparedCorpus, prepare_corpus
+from elmo_experiments.bilm.pretraining.corpus import SOURCE_PARAMS, PreparedCorpus, load_or_prepare
 from elmo_experiments.bilm.pretraining.lm_data import LM_LOADER_PARAMS, LmLoader, SoftmaxVocabulary
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
 from elmo_experiments.bilm.weights import load_weights, save_weights
@@ -103,12 +103,10 @@ def init_from(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: str
 
 def _corpus(settings: dict[str, Any], run_dir: Path) -> PreparedCorpus:
     folder = Path(settings["prepared_dir"] or run_dir / "corpus")
-    if (folder / "types.txt").is_file():
-        return PreparedCorpus.load(folder)
-    logger.info("preparing the corpus into %s", folder)
+    logger.info("corpus: %s", folder)
     evaluation = {e["name"]: e for e in settings["evaluation"]}
-    return prepare_corpus(settings["train"], evaluation, folder, settings["heldout_every"],
-                          settings["max_sentence_length"])
+    return load_or_prepare(settings["train"], evaluation, folder, settings["heldout_every"],
+                           settings["max_sentence_length"])
 
 
 def pretrain(config_path: str | Path, serialization_dir: str | Path,

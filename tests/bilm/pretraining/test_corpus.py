@@ -357,3 +357,24 @@ def test_special_tokens_in_the_corpus_do_not_cost_vocabulary_slots(tmp_path):
                             tmp_path / "prepared", heldout_every=0)
     vocab = SoftmaxVocabulary.from_corpus(corpus, size=6)
     assert vocab.words == ["<S>", "</S>", "<UNK>", "a", "b", "c"]
+
+
+def test_a_prepared_corpus_is_reused_only_for_the_same_sources(tmp_path):
+    from elmo_experiments.bilm.pretraining.corpus import FINGERPRINT, load_or_prepare
+    from elmo_experiments.errors import DataError
+
+    one, two = tmp_path / "one.txt", tmp_path / "two.txt"
+    one.write_text("a b c\nd e\n")
+    two.write_text("x y\n")
+    folder = tmp_path / "prepared"
+    first = load_or_prepare([{"path": str(one), "format": "tokenized"}], {}, folder, 0)
+    assert (folder / FINGERPRINT).is_file() and first.types == ["a", "b", "c", "d", "e"]
+    again = load_or_prepare([{"path": str(one), "format": "tokenized"}], {}, folder, 0)
+    assert again.types == first.types
+    with pytest.raises(DataError, match="other sources or settings"):
+        load_or_prepare([{"path": str(two), "format": "tokenized"}], {}, folder, 0)
+    with pytest.raises(DataError, match="other sources or settings"):
+        load_or_prepare([{"path": str(one), "format": "tokenized"}], {}, folder, 7)
+    (folder / FINGERPRINT).unlink()  # an unfinished preparation is simply redone
+    redone = load_or_prepare([{"path": str(two), "format": "tokenized"}], {}, folder, 0)
+    assert redone.types == ["x", "y"]
