@@ -20,14 +20,14 @@ from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
-from elmo_experiments.training.callbacks import Callback, JsonlLog
+from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.run_dir import (
     load_checkpoint,
     prepare_run_dir,
     start_or_recover,
-    write_json,
 )
-from elmo_experiments.training.trainer import Trainer, build_scheduler, evaluate
+from elmo_experiments.training.session import finish, fit, summary
+from elmo_experiments.training.trainer import evaluate
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -136,59 +136,20 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool,
     model = build_model(experiment, reader, vocab)
     indexed = {split: index_instances(data, reader.token_indexers, vocab)
                for split, data in datasets.items()}
-    settings = experiment["trainer"]
-    model.to(settings["device"])
-    optimizer = settings["optimizer"].build(
-        parameters=[p for p in model.parameters() if p.requires_grad])
-    scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,
-                                settings["validation_metric"])
-    callbacks: list[Callback] = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]],
-                                 *extra_callbacks]
     loaders = {split: InstanceLoader(data, reader.token_indexers, experiment["data_loader"],
                                      seed, train=split == "train")
                for split, data in indexed.items()}
-    trainer = Trainer(model, optimizer, scheduler, loaders["train"], loaders.get("validation"),
-                      settings, run_dir, callbacks)
-    if recover:
-        trainer.restore()
-    for callback in callbacks:
-        callback.on_start(run_dir, experiment.raw)
-    logger.info("training on %d sentences, %d parameters", len(indexed["train"]),
-                sum(p.numel() for p in model.parameters() if p.requires_grad))
-    best = trainer.train()
-    metrics = _final_metrics(trainer, best, model, loaders, experiment, run_dir)
-    metrics["data"] = data_record
-    write_json(run_dir / "metrics.json", metrics)
-    for callback in callbacks:
-        callback.on_end(metrics)
-    return metrics
-
-
-def _final_metrics(trainer: Trainer, best: dict[str, Any], model: torch.nn.Module,
-                   loaders: dict[str, InstanceLoader], experiment: Experiment,
-                   run_dir: Path) -> dict[str, Any]:
-    state = trainer.state
-    metrics: dict[str, Any] = {
-        "best_epoch": state.best_epoch,
-        "epochs_completed": state.epoch,
-        "training_duration_s": state.elapsed,
-        "epoch_durations_s": [r["duration_s"] for r in state.history],
-    }
-    if "elmo_mixes" in best:
-        metrics["elmo_mixes"] = best["elmo_mixes"]
-    for key, value in best.items():
-        if key.startswith("validation_"):
-            metrics[f"best_{key}"] = value
-        elif key.startswith("training_"):
-            metrics[key] = value
-    if (run_dir / "best.pt").is_file():
-        model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
+    logger.info("training on %d sentences", len(indexed["train"]))
+    trainer, best = fit(model, loaders["train"], loaders.get("validation"),
+                        experiment["trainer"], run_dir, experiment.raw, recover, extra_callbacks)
+    metrics = summary(trainer, best)
     if experiment["evaluate_on_test"] and "test" in loaders:
         test = evaluate(model, loaders["test"])
         metrics.update({f"test_{k}": v for k, v in test.items()})
         logger.info("test: %s", json.dumps({k: round(v, 4) for k, v in test.items()
                                              if isinstance(v, float) and "-" not in k}))
-    return metrics
+    metrics["data"] = data_record
+    return finish(trainer, run_dir, metrics)
 
 
 def load_run(run_dir: str | Path, weights: str = "best.pt") -> Assembled:

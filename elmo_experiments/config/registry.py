@@ -71,7 +71,12 @@ class Spec:
         missing = [name for name in self.entry.context if name not in context]
         if missing:
             raise TypeError(f"{self.path}: builder needs context {missing}")
-        return self.entry.builder(**self.params, **{k: context[k] for k in self.entry.context})
+        try:
+            return self.entry.builder(**self.params, **{k: context[k] for k in self.entry.context})
+        except ValueError as error:  # a value the schema admits but the component refuses
+            from elmo_experiments.errors import ConfigError
+
+            raise ConfigError([f"{self.path}: {error}"]) from None
 
 
 _REGISTRY: dict[str, dict[str, Entry]] = {}

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from elmo_experiments.config.experiment import Experiment, validate_experiment
 from elmo_experiments.config.registry import Param, Spec, lookup, register, suggest
@@ -434,3 +435,14 @@ def test_spec_build_passes_params_and_context() -> None:
     assert spec.build(vocab="v") == (3, "v")
     with pytest.raises(TypeError, match="x: builder needs context"):
         spec.build()
+
+
+def test_values_refused_at_build_time_are_config_errors_with_the_path() -> None:
+    """Ranges the schema does not express (a mix layer, a dropout) still name their place."""
+    from elmo_experiments.errors import ConfigError
+
+    validator = Validator()
+    spec = validator.component({"type": "adam", "lr": -1.0}, "optimizer", "trainer.optimizer")
+    assert not validator.problems and spec is not None
+    with pytest.raises(ConfigError, match=r"^config: trainer\.optimizer: .*learning rate"):
+        spec.build(parameters=[torch.nn.Parameter(torch.zeros(1))])

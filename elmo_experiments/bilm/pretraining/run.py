@@ -17,14 +17,13 @@ from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.registry import Param, Spec
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
-from elmo_experiments.training.callbacks import JsonlLog
 from elmo_experiments.training.run_dir import (
     load_checkpoint,
     prepare_run_dir,
     start_or_recover,
-    write_json,
 )
-from elmo_experiments.training.trainer import TRAINER_PARAMS, Trainer, build_scheduler, evaluate
+from elmo_experiments.training.session import finish, fit, summary
+from elmo_experiments.training.trainer import TRAINER_PARAMS, evaluate
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -143,40 +142,16 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     if not len(heldout.spans):
         raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
                         "corpus.heldout_every (model selection needs held-out sentences)")
-    settings = values["trainer"]
-    model.to(settings["device"])
-    optimizer = settings["optimizer"].build(parameters=list(model.parameters()))
-    scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,
-                                settings["validation_metric"])
-    callbacks = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]]]
-    trainer = Trainer(model, optimizer, scheduler, train_loader, heldout, settings, run_dir,
-                      callbacks)
-    if recover:
-        trainer.restore()
-    for callback in callbacks:
-        callback.on_start(run_dir, config)
-    tokens = int((train_loader.ids >= 0).sum())
-    logger.info("pretraining on %d tokens (%d types, softmax %d), %d parameters", tokens,
-                len(corpus.types), len(vocab), sum(p.numel() for p in model.parameters()))
-    best = trainer.train()
-    if (run_dir / "best.pt").is_file():
-        model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
+    trainer, best = fit(model, train_loader, heldout, values["trainer"], run_dir, config, recover)
     model.to("cpu")
-    metrics: dict[str, Any] = {
-        "best_epoch": trainer.state.best_epoch, "epochs_completed": trainer.state.epoch,
-        "training_duration_s": trainer.state.elapsed,
-        **{f"best_{k}": v for k, v in best.items() if k.startswith("validation_")},
-        "corpus": json.loads((corpus.directory / "summary.json").read_text()),
-    }
+    metrics = summary(trainer, best)
+    metrics["corpus"] = json.loads((corpus.directory / "summary.json").read_text())
     for split in corpus.splits():
         if split not in ("train", "heldout"):
             result = evaluate(model, LmLoader(corpus, split, vocab, loader, seed, train=False))
             metrics.update({f"{split}_{k}": v for k, v in result.items()})
     export_bilm(model, vocab, run_dir / "bilm")
-    write_json(run_dir / "metrics.json", metrics)
-    for callback in callbacks:
-        callback.on_end(metrics)
-    return metrics
+    return finish(trainer, run_dir, metrics)
 
 
 def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt") -> Path:

@@ -1,0 +1,74 @@
+"""One training session, shared by task training and biLM pretraining.
+
+Builds the optimizer, scheduler and callbacks from the ``trainer`` settings, resumes when asked,
+trains, reloads the best weights, and hands back what the caller needs to finish its metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from elmo_experiments.training.callbacks import Callback, JsonlLog
+from elmo_experiments.training.run_dir import load_checkpoint, write_json
+from elmo_experiments.training.trainer import Loader, Trainer, build_scheduler
+
+logger = logging.getLogger("elmo_experiments")
+
+
+def fit(model: torch.nn.Module, train_loader: Loader, validation_loader: Loader | None,
+        settings: dict[str, Any], run_dir: Path, config: dict[str, Any], recover: bool,
+        extra_callbacks: list[Callback] | None = None) -> tuple[Trainer, dict[str, Any]]:
+    """Train to the end (or early stop); the model holds the best epoch's weights afterwards.
+
+    Returns the trainer (its ``state`` has epochs and timings) and the best epoch's record.
+    """
+    model.to(settings["device"])
+    optimizer = settings["optimizer"].build(
+        parameters=[p for p in model.parameters() if p.requires_grad])
+    scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,
+                                settings["validation_metric"])
+    callbacks: list[Callback] = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]],
+                                 *(extra_callbacks or [])]
+    trainer = Trainer(model, optimizer, scheduler, train_loader, validation_loader, settings,
+                      run_dir, callbacks)
+    if recover:
+        trainer.restore()
+    for callback in callbacks:
+        callback.on_start(run_dir, config)
+    logger.info("training %d parameters, %d batches an epoch",
+                sum(p.numel() for p in model.parameters() if p.requires_grad), len(train_loader))
+    best = trainer.train()
+    if (run_dir / "best.pt").is_file():
+        model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
+    return trainer, best
+
+
+def summary(trainer: Trainer, best: dict[str, Any]) -> dict[str, Any]:
+    """The common head of ``metrics.json``: epochs, timings, the best epoch's metrics."""
+    state = trainer.state
+    metrics: dict[str, Any] = {
+        "best_epoch": state.best_epoch,
+        "epochs_completed": state.epoch,
+        "training_duration_s": state.elapsed,
+        "epoch_durations_s": [r["duration_s"] for r in state.history],
+    }
+    if "elmo_mixes" in best:
+        metrics["elmo_mixes"] = best["elmo_mixes"]
+    for key, value in best.items():
+        if key.startswith("validation_"):
+            metrics[f"best_{key}"] = value
+        elif key.startswith("training_"):
+            metrics[key] = value
+    return metrics
+
+
+def finish(trainer: Trainer, run_dir: Path, metrics: dict[str, Any]) -> dict[str, Any]:
+    """Write ``metrics.json`` and tell the callbacks the run is over."""
+    write_json(run_dir / "metrics.json", metrics)
+    for callback in trainer.callbacks:
+        callback.on_end(metrics)
+    return metrics
