@@ -14,7 +14,7 @@ import torch
 
 from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM
 from elmo_experiments.bilm.options import BilmOptions
-from elmo_experiments.data.files import sha1_of
+from elmo_experiments.data.files import atomic_write, sha1_of
 from elmo_experiments.errors import DataError
 
 OPTIONS_FILE, WEIGHTS_FILE = "options.json", "weights.hdf5"
@@ -140,12 +140,15 @@ def save_weights(bilm: BidirectionalLM, directory: str | Path) -> Path:
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / OPTIONS_FILE).write_text(json.dumps(bilm.options.to_dict(), indent=2) + "\n")
-    tmp = directory / f".{WEIGHTS_FILE}.tmp"
-    with h5py.File(tmp, "w") as handle:
-        for name, _, role in _layout(bilm):
-            handle.create_dataset(name, data=_extract(bilm, role))
-    tmp.replace(directory / WEIGHTS_FILE)
+    options = json.dumps(bilm.options.to_dict(), indent=2) + "\n"
+    atomic_write(directory / OPTIONS_FILE, lambda tmp: Path(tmp).write_text(options))
+
+    def write(tmp: str) -> None:
+        with h5py.File(tmp, "w") as handle:
+            for name, _, role in _layout(bilm):
+                handle.create_dataset(name, data=_extract(bilm, role))
+
+    atomic_write(directory / WEIGHTS_FILE, write)
     return directory
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from elmo_experiments.errors import DataError
@@ -84,3 +85,28 @@ def provenance(paths: dict[str, str | None]) -> dict[str, object]:
             "embedded_sample": is_embedded_sample(resolved),
         }
     return {"data_dir": os.environ.get(DATA_DIR_VARIABLE), "splits": splits}
+
+
+def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place,
+    so readers never see a half-written file and an interruption leaves the old one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(handle)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_lines(path: str | Path, lines: Iterable[str]) -> None:
+    """One string per line (vocabularies), written atomically; ``read_lines`` reads it back."""
+    text = "".join(line + "\n" for line in lines)
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def read_lines(path: str | Path) -> list[str]:
+    return Path(path).read_text(encoding="utf-8").split("\n")[:-1]

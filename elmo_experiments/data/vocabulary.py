@@ -6,6 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from elmo_experiments.data.files import read_lines, write_lines
 from elmo_experiments.errors import DataError
 
 PADDING = "@@PADDING@@"
@@ -86,10 +87,8 @@ class Vocabulary:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         for namespace, tokens in self._index_to_token.items():
-            (directory / f"{namespace}.txt").write_text(
-                "".join(t + "\n" for t in tokens), encoding="utf-8"
-            )
-        (directory / "namespaces.json").write_text(json.dumps(sorted(self._index_to_token)))
+            write_lines(directory / f"{namespace}.txt", tokens)
+        write_lines(directory / "namespaces.json", [json.dumps(sorted(self._index_to_token))])
 
     @classmethod
     def load(cls, directory: str | Path) -> Vocabulary:
@@ -99,8 +98,7 @@ class Vocabulary:
             raise DataError(f"{directory}: not a saved vocabulary (no namespaces.json)")
         vocab = cls()
         for namespace in json.loads(listing.read_text()):
-            lines = (directory / f"{namespace}.txt").read_text(encoding="utf-8").split("\n")
-            tokens = lines[:-1]
+            tokens = read_lines(directory / f"{namespace}.txt")
             vocab._index_to_token[namespace] = tokens
             vocab._token_to_index[namespace] = {t: i for i, t in enumerate(tokens)}
         return vocab

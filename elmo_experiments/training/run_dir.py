@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from elmo_experiments.data.files import atomic_write
 from elmo_experiments.errors import RunDirError
 
 
@@ -35,18 +34,6 @@ def prepare_run_dir(path: str | Path, force: bool = False, recover: bool = False
     return path
 
 
-def _atomic_write(path: Path, write: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(handle)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def write_json(path: str | Path, data: Any) -> None:
     """Write JSON atomically (temporary file + rename)."""
 
@@ -55,12 +42,12 @@ def write_json(path: str | Path, data: Any) -> None:
             json.dump(data, handle, indent=2, sort_keys=True)
             handle.write("\n")
 
-    _atomic_write(Path(path), write)
+    atomic_write(Path(path), write)
 
 
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
     """``torch.save`` atomically, so an interrupted write never corrupts the last checkpoint."""
-    _atomic_write(Path(path), lambda tmp: torch.save(state, tmp))
+    atomic_write(Path(path), lambda tmp: torch.save(state, tmp))
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:

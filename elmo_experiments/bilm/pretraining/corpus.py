@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from elmo_experiments.config.registry import Param
-from elmo_experiments.data.files import iter_lines
+from elmo_experiments.data.files import iter_lines, read_lines, write_lines
 from elmo_experiments.errors import DataError
 
 FORMATS = ("tokenized", "raw", "brown", "conll")
@@ -125,7 +125,7 @@ class PreparedCorpus:
         directory = Path(directory)
         if not (directory / "types.txt").is_file():
             raise DataError(f"{directory}: not a prepared corpus (no types.txt)")
-        types = (directory / "types.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        types = read_lines(directory / "types.txt")
         return cls(directory, types, np.load(directory / "counts.npy"))
 
 
@@ -201,7 +201,7 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
             encode(tokens, arrays[name], count=False)
     for name, values in arrays.items():
         np.save(directory / f"{name}.npy", np.frombuffer(values, dtype=np.int32))
-    (directory / "types.txt").write_text("".join(t + "\n" for t in types), encoding="utf-8")
+    write_lines(directory / "types.txt", types)
     frequency = np.zeros(len(types), dtype=np.int64)
     for type_id, count in counts.items():
         frequency[type_id] = count

@@ -13,6 +13,7 @@ from elmo_experiments.bilm.characters import MAX_CHARACTERS, token_to_ids
 from elmo_experiments.bilm.pretraining.corpus import SEPARATOR, PreparedCorpus
 from elmo_experiments.config.registry import Param
 from elmo_experiments.data.batching import make_batches
+from elmo_experiments.data.files import read_lines, write_lines
 
 BOS, EOS, UNK = "<S>", "</S>", "<UNK>"
 SPECIALS = (BOS, EOS, UNK)
@@ -43,11 +44,11 @@ class SoftmaxVocabulary:
         return len(self.words)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text("".join(w + "\n" for w in self.words), encoding="utf-8")
+        write_lines(path, self.words)
 
     @classmethod
     def load(cls, path: str | Path) -> SoftmaxVocabulary:
-        return cls(Path(path).read_text(encoding="utf-8").split("\n")[:-1])
+        return cls(read_lines(path))
 
     def type_map(self, types: list[str]) -> np.ndarray:
         """Softmax id of every corpus type (UNK for the rest)."""

@@ -16,6 +16,7 @@ from elmo_experiments.bilm.weights import load_weights, save_weights
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.registry import Param, Spec
 from elmo_experiments.config.validate import Validator
+from elmo_experiments.data.files import atomic_write
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
 from elmo_experiments.training.run_dir import (
     load_checkpoint,
@@ -77,9 +78,13 @@ def export_bilm(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: s
     import h5py
 
     directory = save_weights(model.bilm, directory)
-    with h5py.File(directory / SOFTMAX_FILE, "w") as handle:
-        handle.create_dataset("softmax/W", data=model.softmax.weight.detach().numpy())
-        handle.create_dataset("softmax/b", data=model.softmax.bias.detach().numpy())
+
+    def write(tmp: str) -> None:
+        with h5py.File(tmp, "w") as handle:
+            handle.create_dataset("softmax/W", data=model.softmax.weight.detach().numpy())
+            handle.create_dataset("softmax/b", data=model.softmax.bias.detach().numpy())
+
+    atomic_write(directory / SOFTMAX_FILE, write)
     vocab.save(directory / VOCAB_FILE)
     return directory
 
