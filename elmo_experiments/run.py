@@ -22,6 +22,7 @@ from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.run_dir import (
+    check_run_dir,
     load_checkpoint,
     prepare_run_dir,
     start_or_recover,
@@ -110,16 +111,20 @@ def train(
     recover: bool = False,
     callbacks: list[Callback] | None = None,
 ) -> dict[str, Any]:
-    """Train an experiment; returns (and writes) ``metrics.json``'s contents."""
+    """Train an experiment; returns (and writes) ``metrics.json``'s contents.
+
+    Everything that can fail on the config or the data (reading, vocabulary, building the model)
+    happens before the run directory is touched, so ``--force`` never wipes a run for nothing.
+    """
     config = load_config(config_path, ext_vars, overrides)
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
-    run_dir = prepare_run_dir(serialization_dir, force=force, recover=recover)
-    start_or_recover(run_dir, config, recover, str(config_path))
-    setup_logging(run_dir)
-    return _train(experiment, run_dir, recover, callbacks or [])
+    run_dir = Path(serialization_dir)
+    check_run_dir(run_dir, force=force, recover=recover)
+    setup_logging(None)
+    return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [])
 
 
-def _train(experiment: Experiment, run_dir: Path, recover: bool,
+def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, source: str,
            extra_callbacks: list[Callback]) -> dict[str, Any]:
     seed = seed_everything(experiment.values)
     paths = data_paths(experiment)
@@ -132,8 +137,12 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool,
         vocab = Vocabulary.load(vocab_dir)
     else:
         vocab = build_vocabulary(reader, datasets["train"], experiment["vocabulary"])
-        vocab.save(vocab_dir)
     model = build_model(experiment, reader, vocab)
+    prepare_run_dir(run_dir, force=force, recover=recover)  # now: wipe (--force) or create
+    start_or_recover(run_dir, experiment.raw, recover, source)
+    setup_logging(run_dir)
+    if not vocab_dir.is_dir():
+        vocab.save(vocab_dir)
     indexed = {split: index_instances(data, reader.token_indexers, vocab)
                for split, data in datasets.items()}
     loaders = {split: InstanceLoader(data, reader.token_indexers, experiment["data_loader"],

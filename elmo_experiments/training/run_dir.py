@@ -13,22 +13,28 @@ from elmo_experiments.data.files import atomic_write
 from elmo_experiments.errors import RunDirError
 
 
-def prepare_run_dir(path: str | Path, force: bool = False, recover: bool = False) -> Path:
-    """Create ``path``; a non-empty one needs ``force`` (wipe it) or ``recover`` (resume it)."""
+def check_run_dir(path: str | Path, force: bool = False, recover: bool = False) -> None:
+    """Refuse what ``prepare_run_dir`` would refuse, without changing anything."""
     path = Path(path)
     if force and recover:
         raise RunDirError("--force and --recover exclude each other")
-    exists = path.is_dir() and any(path.iterdir())
     if recover:
         if not (path / "config.json").is_file():
             raise RunDirError(f"{path}: nothing to recover (no config.json)")
+    elif path.is_dir() and any(path.iterdir()) and not force:
+        raise RunDirError(
+            f"{path}: run directory exists and is not empty; "
+            "use --recover to resume it or --force to overwrite it"
+        )
+
+
+def prepare_run_dir(path: str | Path, force: bool = False, recover: bool = False) -> Path:
+    """Create ``path``; a non-empty one needs ``force`` (wipe it) or ``recover`` (resume it)."""
+    path = Path(path)
+    check_run_dir(path, force, recover)
+    if recover:
         return path
-    if exists:
-        if not force:
-            raise RunDirError(
-                f"{path}: run directory exists and is not empty; "
-                "use --recover to resume it or --force to overwrite it"
-            )
+    if path.is_dir() and any(path.iterdir()):
         shutil.rmtree(path)
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -152,3 +152,14 @@ def test_force_wipes(tmp_path):
           force=True)
     assert not (run_dir / "stale.txt").exists()
     assert (run_dir / "metrics.json").is_file()
+
+
+def test_force_keeps_the_old_run_when_the_new_model_cannot_be_built(tmp_path):
+    from elmo_experiments.errors import ConfigError
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "precious.txt").write_text("an earlier run")
+    with pytest.raises(ConfigError, match=r"model: .*dropout"):
+        train(CONFIG, run_dir, overrides=[*FAST, "model.dropout=1.5"], force=True)
+    assert (run_dir / "precious.txt").read_text() == "an earlier run"
