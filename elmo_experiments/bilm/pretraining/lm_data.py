@@ -74,6 +74,7 @@ class LmLoader:
         if not train and settings.get("max_eval_sentences"):
             self.spans = self.spans[: settings["max_eval_sentences"]]
         self.settings, self.seed, self.train = settings, seed, train
+        self._length: int | None = None
         self.targets = torch.from_numpy(vocab.type_map(corpus.types))  # (types,)
         self._chars = np.zeros((len(corpus.types), MAX_CHARACTERS), dtype=np.int16)
         for type_id, token in enumerate(corpus.types):
@@ -86,8 +87,10 @@ class LmLoader:
         limit = self.settings.get("batches_per_epoch")
         return groups[:limit] if self.train and limit else groups
 
-    def __len__(self) -> int:
-        return len(self._groups(0))
+    def __len__(self) -> int:  # same for every epoch; computed once (a pass over all sentences)
+        if self._length is None:
+            self._length = len(self._groups(0))
+        return self._length
 
     def batches(self, epoch: int) -> Iterator[dict[str, Any]]:
         for group in self._groups(epoch):
