@@ -11,7 +11,7 @@ from typing import Any
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.files import iter_lines
 from elmo_experiments.data.tag_schemes import convert_tags
-from elmo_experiments.run import load_run
+from elmo_experiments.run import Assembled, load_run
 from elmo_experiments.training.trainer import evaluate
 
 
@@ -21,10 +21,8 @@ def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "be
     """Metrics of the run's model on ``data_file``; optionally write its predictions."""
     run = load_run(run_dir, weights)
     instances = run.reader.read(data_file)
-    data = index_instances(instances, run.reader.token_indexers, run.vocab)
     predictions: list[dict[str, Any]] = []
-    loader = InstanceLoader(data, run.reader.token_indexers, run.experiment["data_loader"],
-                            train=False)
+    loader = _loader(run, instances)
     metrics = evaluate(run.model, loader, predictions)
     if predictions_path:
         with open(predictions_path, "w", encoding="utf-8") as handle:
@@ -52,7 +50,14 @@ def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
         lines = sys.stdin if path == "-" else (text for _, text in iter_lines(path))
         sentences = [s for line in lines if line.strip() for s in split_sentences(line.strip())]
         return [reader.text_to_instance(tokens) for tokens in sentences]
-    return [{**instance, "tags": None} for instance in reader.read(path)]
+    return [{**instance, reader.fields.label: None} for instance in reader.read(path)]
+
+
+def _loader(run: Assembled, instances: list[dict[str, Any]]) -> InstanceLoader:
+    fields = run.reader.fields
+    data = index_instances(instances, run.reader.token_indexers, run.vocab, fields)
+    return InstanceLoader(data, run.reader.token_indexers, run.experiment["data_loader"],
+                          train=False, fields=fields)
 
 
 def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,
@@ -60,9 +65,7 @@ def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,
     """Predictions for every sentence of ``input_path``, in input order."""
     run = load_run(run_dir, weights)
     instances = _read_input(input_path, raw_text, run.reader)
-    data = index_instances(instances, run.reader.token_indexers, run.vocab)
     predictions: list[dict[str, Any]] = []
-    loader = InstanceLoader(data, run.reader.token_indexers, run.experiment["data_loader"],
-                            train=False)
+    loader = _loader(run, instances)
     evaluate(run.model, loader, predictions)
     yield from predictions

@@ -16,7 +16,7 @@ import torch
 
 from elmo_experiments.config.experiment import Experiment, validate_experiment
 from elmo_experiments.config.loader import load_config
-from elmo_experiments.data.batching import InstanceLoader, index_instances
+from elmo_experiments.data.batching import Fields, InstanceLoader, index_instances
 from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
@@ -89,11 +89,14 @@ def warn_if_sample(paths: dict[str, str | None]) -> bool:
 def build_vocabulary(reader: Any, instances: list[dict[str, Any]],
                      settings: dict[str, Any]) -> Vocabulary:
     counts: dict[str, Counter[str]] = {}
+    fields: Fields = reader.fields
     for instance in instances:
-        for indexer in reader.token_indexers.values():
-            indexer.count(instance["tokens"], counts)
-        if instance.get("tags") is not None:
-            counts.setdefault("labels", Counter()).update(instance["tags"])
+        for field in fields.text:
+            for indexer in reader.token_indexers.values():
+                indexer.count(instance[field], counts)
+        labels = fields.labels_of(instance)
+        if labels is not None:
+            counts.setdefault("labels", Counter()).update(labels)
     return Vocabulary.from_counts(counts, settings["min_count"], settings["max_vocab_size"])
 
 
@@ -143,10 +146,10 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     setup_logging(run_dir)
     if not vocab_dir.is_dir():
         vocab.save(vocab_dir)
-    indexed = {split: index_instances(data, reader.token_indexers, vocab)
+    indexed = {split: index_instances(data, reader.token_indexers, vocab, reader.fields)
                for split, data in datasets.items()}
     loaders = {split: InstanceLoader(data, reader.token_indexers, experiment["data_loader"],
-                                     seed, train=split == "train")
+                                     seed, train=split == "train", fields=reader.fields)
                for split, data in indexed.items()}
     logger.info("training on %d sentences", len(indexed["train"]))
     trainer, best = fit(model, loaders["train"], loaders.get("validation"),

@@ -23,31 +23,66 @@ DATA_LOADER_PARAMS = (
 )
 
 
+@dataclass(frozen=True)
+class Fields:
+    """What a reader's instances hold: token-list fields and one label field.
+
+    ``label_kind`` is ``sequence`` (one label per token of the first text field, as in tagging)
+    or ``single`` (one label per instance, as in classification and entailment).
+    """
+
+    text: tuple[str, ...] = ("tokens",)
+    label: str = "tags"
+    label_kind: str = "sequence"
+
+    def labels_of(self, instance: dict[str, Any]) -> list[str] | None:
+        """The instance's labels as a list (one item for ``single``), or None if unlabelled."""
+        value = instance.get(self.label)
+        if value is None:
+            return None
+        return list(value) if self.label_kind == "sequence" else [value]
+
+
+TAGGING = Fields()
+
+
+def mask_key(field: str) -> str:
+    """The batch key of a text field's mask: ``mask`` for ``tokens``, else ``<field>_mask``."""
+    return "mask" if field == "tokens" else f"{field}_mask"
+
+
 @dataclass
 class IndexedInstance:
-    """A sentence's features per indexer key, its label ids, and the original instance."""
+    """Per text field: features per indexer key and its length; label ids; the instance."""
 
-    features: dict[str, np.ndarray]
+    features: dict[str, dict[str, np.ndarray]]
+    lengths: dict[str, int]
     labels: np.ndarray | None
-    length: int
     instance: dict[str, Any]
+
+    @property
+    def length(self) -> int:
+        """The longest text field: what batches are bucketed by."""
+        return max(self.lengths.values())
 
 
 def index_instances(
     instances: list[dict[str, Any]],
     indexers: dict[str, TokenIndexer],
     vocab: Vocabulary,
+    fields: Fields = TAGGING,
     label_namespace: str = "labels",
 ) -> list[IndexedInstance]:
     out = []
     for instance in instances:
-        tokens = instance["tokens"]
-        features = {key: indexer.index(tokens, vocab) for key, indexer in indexers.items()}
-        tags = instance.get("tags")
+        features = {field: {key: indexer.index(instance[field], vocab)
+                            for key, indexer in indexers.items()} for field in fields.text}
+        lengths = {field: len(instance[field]) for field in fields.text}
+        names = fields.labels_of(instance)
         labels = None
-        if tags is not None:
-            labels = np.array([vocab.index(label_namespace, t) for t in tags], dtype=np.int64)
-        out.append(IndexedInstance(features, labels, len(tokens), instance))
+        if names is not None:
+            labels = np.array([vocab.index(label_namespace, t) for t in names], dtype=np.int64)
+        out.append(IndexedInstance(features, lengths, labels, instance))
     return out
 
 
@@ -89,22 +124,30 @@ def make_batches(
     return batches
 
 
-def collate(items: list[IndexedInstance], indexers: dict[str, TokenIndexer]) -> dict[str, Any]:
-    """Pad a batch: ``tokens`` per indexer key, ``mask`` (batch, seq) and ``tags`` if labelled."""
-    length = max(item.length for item in items)
-    lengths = torch.tensor([item.length for item in items])
-    mask = torch.arange(length)[None, :] < lengths[:, None]  # (batch, seq)
-    batch: dict[str, Any] = {
-        "tokens": {key: ix.pad([it.features[key] for it in items], length)
-                   for key, ix in indexers.items()},
-        "mask": mask,
-        "metadata": [item.instance for item in items],
-    }
+def collate(items: list[IndexedInstance], indexers: dict[str, TokenIndexer],
+            fields: Fields = TAGGING) -> dict[str, Any]:
+    """Pad a batch: per text field its tensors per indexer key and its mask (batch, seq); the
+    labels if every item has them; ``num_tokens`` (all text fields) for the progress bar."""
+    batch: dict[str, Any] = {"metadata": [item.instance for item in items]}
+    num_tokens = 0
+    for field in fields.text:
+        sizes = [item.lengths[field] for item in items]
+        length = max(sizes)
+        lengths = torch.tensor(sizes)
+        batch[field] = {key: ix.pad([it.features[field][key] for it in items], length)
+                        for key, ix in indexers.items()}
+        batch[mask_key(field)] = torch.arange(length)[None, :] < lengths[:, None]  # (batch, seq)
+        num_tokens += sum(sizes)
+    batch["num_tokens"] = num_tokens
     if all(item.labels is not None for item in items):
-        tags = np.zeros((len(items), length), dtype=np.int64)
-        for row, item in enumerate(items):
-            tags[row, : item.length] = item.labels
-        batch["tags"] = torch.from_numpy(tags)  # (batch, seq)
+        if fields.label_kind == "single":
+            labels = np.array([int(item.labels[0]) for item in items], dtype=np.int64)  # (batch,)
+        else:
+            first = fields.text[0]
+            labels = np.zeros((len(items), max(it.lengths[first] for it in items)), dtype=np.int64)
+            for row, item in enumerate(items):
+                labels[row, : item.lengths[first]] = item.labels  # (batch, seq)
+        batch[fields.label] = torch.from_numpy(labels)
     return batch
 
 
@@ -114,6 +157,7 @@ def iterate_batches(
     settings: dict[str, Any],
     seed: int,
     train: bool,
+    fields: Fields = TAGGING,
 ) -> Iterator[dict[str, Any]]:
     """Batches for one pass; evaluation passes are unshuffled and may use a larger batch."""
     batch_size = settings["batch_size"]
@@ -129,7 +173,7 @@ def iterate_batches(
         seed=seed,
     )
     for group in groups:
-        batch = collate([data[i] for i in group], indexers)
+        batch = collate([data[i] for i in group], indexers, fields)
         batch["indices"] = group
         yield batch
 
@@ -147,13 +191,15 @@ class InstanceLoader:
     """What the trainer iterates: batches of indexed instances, reshuffled every epoch."""
 
     def __init__(self, data: list[IndexedInstance], indexers: dict[str, TokenIndexer],
-                 settings: dict[str, Any], seed: int = 0, train: bool = True) -> None:
+                 settings: dict[str, Any], seed: int = 0, train: bool = True,
+                 fields: Fields = TAGGING) -> None:
         self.data, self.indexers, self.settings = data, indexers, settings
-        self.seed, self.train = seed, train
+        self.seed, self.train, self.fields = seed, train, fields
 
     def batches(self, epoch: int) -> Iterator[dict[str, Any]]:
         seed = self.seed * 1000 + epoch if self.train else 0
-        return iterate_batches(self.data, self.indexers, self.settings, seed, self.train)
+        return iterate_batches(self.data, self.indexers, self.settings, seed, self.train,
+                               self.fields)
 
     def __len__(self) -> int:
         return num_batches(self.data, self.settings, self.train)

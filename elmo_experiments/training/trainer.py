@@ -129,7 +129,9 @@ class Trainer:
             disable=not self.settings["progress_bar"], leave=False, dynamic_ncols=True,
         )
         device = next(self.model.parameters()).device
+        tokens, start = 0, time.perf_counter()
         for batch in bar:
+            tokens += batch.pop("num_tokens", 0)  # text tokens, for the tokens/s figure
             batch = to_device(batch, device)
             self.optimizer.zero_grad(set_to_none=True)
             output = self.model(**batch)
@@ -147,10 +149,15 @@ class Trainer:
             metrics = self.model.get_metrics(reset=False)
             if self.metric_name in metrics:
                 logs[self.metric_name] = metrics[self.metric_name]
-            bar.set_postfix({k: f"{v:.4f}" for k, v in logs.items()}, refresh=False)
+            shown = {k: f"{v:.4f}" for k, v in logs.items()}
+            if tokens:
+                shown["tok/s"] = f"{tokens / (time.perf_counter() - start):.0f}"
+            bar.set_postfix(shown, refresh=False)
             for callback in self.callbacks:
                 callback.on_batch(epoch, batches, logs)
         metrics = self.model.get_metrics(reset=True)
+        if tokens:
+            metrics["tokens_per_s"] = tokens / (time.perf_counter() - start)
         return {"loss": total_loss / max(batches, 1), **metrics}
 
     def _is_better(self, value: float) -> bool:
@@ -239,6 +246,7 @@ def evaluate(
     ordered: dict[int, dict[str, Any]] = {}
     device = next(model.parameters()).device
     for batch in loader.batches(0):
+        batch.pop("num_tokens", None)
         output = model(**to_device(batch, device))
         if "loss" in output:
             total_loss += output["loss"].item()

@@ -47,7 +47,7 @@ local sample = 'tasks/bilm/sample/';
   data_loader: { batch_size: 64, batches_per_epoch: 1000, max_eval_sentences: 2000 },
   // Adam: on a few CPU hours it beats bilm-tf's Adagrad (lr 0.2) by far (probe: heldout
   // perplexity 510 vs 1253 after 120 batches).
-  trainer: bilm.trainer(epochs=12) {
+  trainer: bilm.trainer(epochs=8) {
     optimizer: { type: 'adam', lr: 0.002 },
     learning_rate_scheduler: { type: 'reduce_on_plateau', factor: 0.5, patience: 1 },
   },

@@ -84,8 +84,10 @@ def test_builds_against_the_samples(path: Path, tiny_bilm: Path,
     instances = reader.read(experiment["train_data_path"])
     vocab = build_vocabulary(reader, instances, experiment["vocabulary"])
     model = build_model(experiment, reader, vocab)
-    data = index_instances(instances[:8], reader.token_indexers, vocab)
-    batch = next(InstanceLoader(data, reader.token_indexers, experiment["data_loader"]).batches(0))
+    data = index_instances(instances[:8], reader.token_indexers, vocab, reader.fields)
+    loader = InstanceLoader(data, reader.token_indexers, experiment["data_loader"],
+                            fields=reader.fields)
+    batch = next(loader.batches(0))
     assert model(**batch)["loss"].requires_grad
 
 

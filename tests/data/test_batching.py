@@ -116,9 +116,9 @@ def test_index_instances() -> None:
     data, _, vocab = make_data()
     assert [item.length for item in data] == [3, 1, 5, 2]
     assert data[2].labels.tolist() == [vocab.index("labels", t) for t in SENTENCES[2][1]]
-    assert data[0].features["tokens"].shape == (3,)
-    assert data[0].features["token_characters"].shape == (3, 6)
-    assert data[1].features["token_characters"].shape == (1, 3)
+    assert data[0].features["tokens"]["tokens"].shape == (3,)
+    assert data[0].features["tokens"]["token_characters"].shape == (3, 6)
+    assert data[1].features["tokens"]["token_characters"].shape == (1, 3)
     assert data[3].instance == {"tokens": ["Go", "now"], "tags": ["O", "O"]}
 
 
@@ -139,6 +139,7 @@ def test_collate_shapes_and_mask() -> None:
     assert batch["tags"][0, :3].tolist() == data[0].labels.tolist()
     assert batch["tags"][~batch["mask"]].eq(0).all()
     assert [m["tokens"] for m in batch["metadata"]] == [s[0] for s in SENTENCES[:3]]
+    assert batch["num_tokens"] == 3 + 1 + 5
 
 
 def test_collate_without_labels_has_no_tags() -> None:

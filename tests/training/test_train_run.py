@@ -39,7 +39,7 @@ class StopAt:
 
 def _comparable(metrics: dict) -> dict:
     drop = {"training_duration_s", "epoch_durations_s", "data"}
-    return {k: v for k, v in metrics.items() if k not in drop}
+    return {k: v for k, v in metrics.items() if k not in drop and "tokens_per_s" not in k}
 
 
 def _epochs(run_dir: Path) -> list[dict]:
@@ -48,6 +48,7 @@ def _epochs(run_dir: Path) -> list[dict]:
     for path in sorted(run_dir.glob("metrics_epoch_*.json")):
         record = json.loads(path.read_text())
         record.pop("duration_s")
+        record.pop("training_tokens_per_s")
         records.append(record)
     return records
 

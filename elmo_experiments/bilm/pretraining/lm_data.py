@@ -108,4 +108,5 @@ class LmLoader:
         chars = torch.from_numpy(self._chars[safe.numpy()].astype(np.int64))  # (b, s, 50)
         chars[~mask] = 0
         targets = self.targets[safe] * mask  # (batch, seq) softmax ids, 0 at padding
-        return {"char_ids": chars, "targets": targets, "mask": mask, "indices": group}
+        return {"char_ids": chars, "targets": targets, "mask": mask, "indices": group,
+                "num_tokens": int(lengths.sum())}

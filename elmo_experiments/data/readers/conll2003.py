@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.data.batching import TAGGING
 from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.tag_schemes import convert_tags
 from elmo_experiments.data.token_indexers import TokenIndexer
@@ -37,6 +38,8 @@ def iter_sentences(path: str | Path) -> Iterator[tuple[int, list[list[str]]]]:
 
 class Conll2003Reader:
     """Reads tokens and one tag column; converts IOB1 chunk tags to ``coding_scheme``."""
+
+    fields = TAGGING  # instances: {"tokens": [...], "tags": [...]}
 
     def __init__(
         self,
