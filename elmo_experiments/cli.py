@@ -128,7 +128,10 @@ def evaluate(run_dir: str, data_file: str, weights: str, predictions: str | None
 @click.option("--weights", default="best.pt", show_default=True)
 def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
             weights: str) -> None:
-    """Tag INPUT (a data file, or raw text with --text); write JSON lines."""
+    """Predict for INPUT (a data file, or raw text with --text); write JSON lines.
+
+    Taggers give each token's tag; classifiers the label and every label's probability.
+    """
     from elmo_experiments.predict import predict_lines
 
     records = list(predict_lines(run_dir, input_file, raw_text, weights))  # fail before writing

@@ -6,8 +6,8 @@ Adding a component means adding its module here: the list is explicit on purpose
 from elmo_experiments.bilm import characters, elmo_embedder  # noqa: F401
 from elmo_experiments.bilm.pretraining import lm_model  # noqa: F401
 from elmo_experiments.data import token_indexers  # noqa: F401
-from elmo_experiments.data.readers import conll2003  # noqa: F401
-from elmo_experiments.models import crf_tagger  # noqa: F401
+from elmo_experiments.data.readers import conll2003, snli, sst  # noqa: F401
+from elmo_experiments.models import bcn, crf_tagger, esim  # noqa: F401
 from elmo_experiments.modules import encoders  # noqa: F401
 from elmo_experiments.modules.embedders import char_cnn, word_embedding  # noqa: F401
 from elmo_experiments.training import callbacks, optimizers  # noqa: F401

@@ -11,6 +11,7 @@ from typing import Any
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.files import iter_lines
 from elmo_experiments.data.tag_schemes import convert_tags
+from elmo_experiments.errors import DataError
 from elmo_experiments.run import Assembled, load_run
 from elmo_experiments.training.trainer import evaluate
 
@@ -47,6 +48,9 @@ def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
     if raw_text:
         from elmo_experiments.data.tokenizers import split_sentences
 
+        if len(reader.fields.text) != 1:
+            raise DataError(f"--text gives single sentences, but this model reads "
+                            f"{' + '.join(reader.fields.text)}: give a data file instead")
         lines = sys.stdin if path == "-" else (text for _, text in iter_lines(path))
         sentences = [s for line in lines if line.strip() for s in split_sentences(line.strip())]
         return [reader.text_to_instance(tokens) for tokens in sentences]

@@ -40,7 +40,7 @@ class Assembled:
     """The built pieces of an experiment."""
 
     experiment: Experiment
-    reader: Any
+    reader: Any  # the evaluation reader (validation_dataset_reader if configured)
     vocab: Vocabulary
     model: torch.nn.Module
 
@@ -133,8 +133,10 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     paths = data_paths(experiment)
     used_sample = warn_if_sample(paths)
     reader = experiment.reader.build()
+    evaluation_reader = experiment.evaluation_reader.build()
     data_record = {**provenance(paths), "embedded_sample": used_sample}  # hashed as read
-    datasets = {split: reader.read(path) for split, path in paths.items() if path}
+    datasets = {split: (reader if split == "train" else evaluation_reader).read(path)
+                for split, path in paths.items() if path}
     vocab_dir = run_dir / "vocabulary"
     if recover and vocab_dir.is_dir():
         vocab = Vocabulary.load(vocab_dir)
@@ -172,7 +174,7 @@ def load_run(run_dir: str | Path, weights: str = "best.pt") -> Assembled:
         raise RunDirError(f"{run_dir}: not a run directory (no config.json)")
     config = json.loads(config_file.read_text())
     experiment = validate_experiment(config, source=str(config_file))
-    reader = experiment.reader.build()
+    reader = experiment.evaluation_reader.build()
     vocab = Vocabulary.load(run_dir / "vocabulary")
     model = build_model(experiment, reader, vocab)
     model.load_state_dict(load_checkpoint(run_dir / weights)["model"])

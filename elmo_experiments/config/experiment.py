@@ -19,6 +19,8 @@ VOCABULARY_PARAMS = (
 
 EXPERIMENT_PARAMS = (
     Param("dataset_reader", component="dataset_reader"),
+    Param("validation_dataset_reader", component="dataset_reader", default=None,
+          doc="reads the validation and test data (e.g. SST: roots only); default the same"),
     Param("train_data_path", str),
     Param("validation_data_path", str, None),
     Param("test_data_path", str, None),
@@ -38,6 +40,7 @@ class Experiment:
     """A validated config: nested components as ``Spec``s, plain sections as dicts."""
 
     reader: Spec
+    evaluation_reader: Spec  # validation_dataset_reader, or the training reader
     model: Spec
     values: dict[str, Any]
     raw: dict[str, Any]
@@ -74,17 +77,35 @@ def validate_experiment(
                 except DataError as error:
                     validator.problems.append(f"{key}: {error}")
     reader, model = values.get("dataset_reader"), values.get("model")
+    evaluation_reader = values.get("validation_dataset_reader") or reader
     if isinstance(reader, Spec) and isinstance(model, Spec):
-        indexers = reader.params.get("token_indexers") or {}
-        embedders = model.params.get("token_embedders")
-        if isinstance(embedders, dict):
-            for key in embedders:
-                if key not in indexers:
-                    validator.problems.append(
-                        f"model.token_embedders.{key}: no dataset_reader.token_indexers.{key} "
-                        f"feeds it (indexers: {', '.join(sorted(indexers)) or 'none'})"
-                    )
+        _check_indexers(reader, model, validator.problems)
+    if isinstance(reader, Spec) and isinstance(evaluation_reader, Spec) and \
+            evaluation_reader is not reader:
+        if evaluation_reader.entry.name != reader.entry.name:
+            validator.problems.append(
+                f"validation_dataset_reader.type: {evaluation_reader.entry.name!r} differs from "
+                f"dataset_reader.type {reader.entry.name!r}; both must read the same kind of data")
+        elif evaluation_reader.raw.get("token_indexers") != reader.raw.get("token_indexers"):
+            validator.problems.append(
+                "validation_dataset_reader.token_indexers: must equal dataset_reader's (the "
+                "model indexes every split the same way)")
     if validator.problems:
         raise ConfigError(validator.problems, source=source)
     assert isinstance(reader, Spec) and isinstance(model, Spec)
-    return Experiment(reader=reader, model=model, values=values, raw=config)
+    assert isinstance(evaluation_reader, Spec)
+    return Experiment(reader=reader, evaluation_reader=evaluation_reader, model=model,
+                      values=values, raw=config)
+
+
+def _check_indexers(reader: Spec, model: Spec, problems: list[str]) -> None:
+    """Every token embedder needs the reader's indexer of the same key."""
+    indexers = reader.params.get("token_indexers") or {}
+    embedders = model.params.get("token_embedders")
+    if isinstance(embedders, dict):
+        for name in embedders:
+            if name not in indexers:
+                problems.append(
+                    f"model.token_embedders.{name}: no dataset_reader.token_indexers.{name} "
+                    f"feeds it (indexers: {', '.join(sorted(indexers)) or 'none'})"
+                )

@@ -1,0 +1,88 @@
+"""SNLI 1.0 JSON lines (``.jsonl`` or ``.jsonl.gz``): premise, hypothesis, gold label."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.data.batching import Fields
+from elmo_experiments.data.files import iter_lines, resolve_data_path
+from elmo_experiments.data.token_indexers import TokenIndexer
+from elmo_experiments.errors import DataError
+
+LABELS = ("entailment", "contradiction", "neutral")
+NO_CONSENSUS = "-"  # annotators did not agree: SNLI's own evaluation drops these pairs
+
+
+def parse_tokens(binary_parse: str) -> list[str]:
+    """The tokens of SNLI's ``sentence*_binary_parse`` (the Stanford parser's tokenisation)."""
+    return [t for t in binary_parse.split() if t not in ("(", ")")]
+
+
+class SnliReader:
+    """Premise/hypothesis pairs with one of three labels; pairs labelled ``-`` are dropped.
+
+    ``tokenizer``: ``parse`` takes the tokens of the binary parses shipped with SNLI; ``spacy``
+    tokenises the raw sentences as the raw-text pretraining corpus and ``predict`` do.
+    """
+
+    fields = Fields(text=("premise", "hypothesis"), label="label", label_kind="single")
+
+    def __init__(self, token_indexers: dict[str, Spec], tokenizer: str = "parse") -> None:
+        self.token_indexers: dict[str, TokenIndexer] = {
+            key: spec.build() for key, spec in token_indexers.items()}
+        self.tokenizer = tokenizer
+
+    def _tokens(self, record: dict[str, Any], which: str) -> list[str]:
+        if self.tokenizer == "spacy":
+            from elmo_experiments.data.tokenizers import tokenize
+
+            return tokenize(record[f"sentence{which}"])
+        return parse_tokens(record[f"sentence{which}_binary_parse"])
+
+    def read(self, path: str | Path) -> list[dict[str, Any]]:
+        resolved = resolve_data_path(path)
+        instances = []
+        for number, line in iter_lines(resolved):
+            if not line.strip():
+                continue
+            where = f"{resolved}:{number}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DataError(f"{where}: not a JSON object: {error.msg}") from None
+            if not isinstance(record, dict):
+                raise DataError(f"{where}: not a JSON object")
+            label = record.get("gold_label")
+            if label == NO_CONSENSUS:
+                continue
+            if label not in LABELS:
+                raise DataError(f"{where}: gold_label {label!r} is not one of "
+                                f"{', '.join(LABELS)} or '-'")
+            try:
+                premise, hypothesis = self._tokens(record, "1"), self._tokens(record, "2")
+            except (KeyError, AttributeError) as error:
+                raise DataError(f"{where}: missing or malformed key {error}") from None
+            if not premise or not hypothesis:
+                raise DataError(f"{where}: empty {'premise' if not premise else 'hypothesis'}")
+            instances.append({"premise": premise, "hypothesis": hypothesis, "label": label,
+                              "pair_id": record.get("pairID")})
+        if not instances:
+            raise DataError(f"{resolved}: no labelled sentence pairs found")
+        return instances
+
+    def text_to_instance(self, premise: list[str], hypothesis: list[str],
+                         label: str | None = None) -> dict[str, Any]:
+        return {"premise": premise, "hypothesis": hypothesis, "label": label}
+
+
+register(
+    "dataset_reader",
+    "snli",
+    params=[
+        Param("token_indexers", component="token_indexer", mapping=True),
+        Param("tokenizer", str, "parse", choices=("parse", "spacy")),
+    ],
+)(SnliReader)

@@ -1,0 +1,20 @@
+// SNLI with ELMo at the input and the output of the encoding BiLSTM, layer norm, λ = 0.001,
+// L2 1e-4 on the weight matrices, 50% dropout after the attention (PAPER.md section 5).
+//   ELMO_WEIGHTS=/path/to/bilm elmo-exp train experiments/snli.jsonnet -s runs/snli
+//   ELMO_DATA_DIR=../shared/data ELMO_WEIGHTS=... elmo-exp train experiments/snli.jsonnet -s runs/snli
+// CPU-sized variant: ELMO_SIZE=cpu. Paper (full train, test accuracy): 88.7 ± 0.17; baseline 88.0.
+local snli = import 'snli.libsonnet';
+local elmo = import 'elmo.libsonnet';
+
+local mix = elmo.mix(l2=0.001, layer_norm=true);
+
+snli.paths {
+  dataset_reader: snli.reader(snli.indexers { elmo: elmo.indexer }),
+  evaluate_on_test: true,
+  random_seed: 13370,
+  model: snli.model({ tokens: snli.word_embedding,
+                      elmo: elmo.embedder(mixes=[mix, mix], dropout=0.5) },
+                    attention_dropout=0.5, weight_l2=0.0001),
+  data_loader: snli.data_loader,
+  trainer: snli.trainer,
+}

@@ -1,0 +1,15 @@
+// SNLI baseline: ESIM, no ELMo (PAPER.md section 5). Accuracy over the three labels.
+//   elmo-exp train experiments/snli_baseline.jsonnet -s runs/snli_baseline
+//   ELMO_DATA_DIR=../shared/data elmo-exp train experiments/snli_baseline.jsonnet -s runs/snli_baseline
+// CPU-sized variant (100-d, 10 epochs): ELMO_SIZE=cpu; see tasks/snli/README.md.
+// Paper (full train, GloVe, test accuracy): 88.0. Here train is the 1% sample: see the README.
+local snli = import 'snli.libsonnet';
+
+snli.paths {
+  dataset_reader: snli.reader(snli.indexers),
+  evaluate_on_test: true,
+  random_seed: 13370,
+  model: snli.model({ tokens: snli.word_embedding }),
+  data_loader: snli.data_loader,
+  trainer: snli.trainer,
+}
