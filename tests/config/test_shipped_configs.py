@@ -60,25 +60,15 @@ def test_overrides_apply_to_shipped_config(path: Path, monkeypatch: pytest.Monke
     assert experiment["random_seed"] == 7
 
 
-@pytest.fixture(scope="module")
-def tiny_bilm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from elmo_experiments.bilm.options import BilmOptions
-    from elmo_experiments.bilm.weights import write_random_weights
-
-    options = BilmOptions(cell_dim=16, projection_dim=4, filters=((1, 4), (2, 4)), n_highway=1,
-                          char_embedding_dim=4)
-    return write_random_weights(tmp_path_factory.mktemp("bilm"), options, seed=0)
-
-
 @pytest.mark.parametrize("path", SHIPPED, ids=IDS)
-def test_builds_against_the_samples(path: Path, tiny_bilm: Path,
+def test_builds_against_the_samples(path: Path, tiny_bilm_dir: Path,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Reader, vocabulary and model of every task config, on its sample, one forward pass."""
     from elmo_experiments.data.batching import InstanceLoader, index_instances
     from elmo_experiments.run import build_model, build_vocabulary
 
     monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
-    monkeypatch.setenv("ELMO_WEIGHTS", str(tiny_bilm))
+    monkeypatch.setenv("ELMO_WEIGHTS", str(tiny_bilm_dir))
     experiment = validate_experiment(load_config(path), source=str(path), check_paths=True)
     reader = experiment.reader.build()
     instances = reader.read(experiment["train_data_path"])

@@ -1,0 +1,138 @@
+"""BCN (SST-5) and ESIM (SNLI): training, padding invariance, ELMo placements, save/load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from elmo_experiments.config.experiment import validate_experiment
+from elmo_experiments.config.loader import PROJECT_ROOT, load_config
+from elmo_experiments.data.batching import collate, index_instances
+from elmo_experiments.predict import evaluate_file, predict_lines
+from elmo_experiments.run import build_model, build_vocabulary, train
+
+CONFIGS = ["sst5_baseline", "sst5", "snli_baseline", "snli"]
+SMALL = ["trainer.num_epochs=2", "dataset_reader.min_phrase_length=6"]
+
+
+def overrides(name: str) -> list[str]:
+    return SMALL if name.startswith("sst5") else SMALL[:1]
+
+
+@pytest.fixture
+def cpu_env(monkeypatch: pytest.MonkeyPatch, tiny_bilm_dir: Path) -> None:
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+    monkeypatch.setenv("ELMO_WEIGHTS", str(tiny_bilm_dir))
+    monkeypatch.setenv("ELMO_SIZE", "cpu")
+
+
+def assemble(name: str, extra: list[str] | None = None) -> tuple[Any, Any, Any, list[dict]]:
+    path = PROJECT_ROOT / "experiments" / f"{name}.jsonnet"
+    config = load_config(path, overrides=[*overrides(name), *(extra or [])])
+    experiment = validate_experiment(config, str(path))
+    reader = experiment.reader.build()
+    instances = reader.read(experiment["train_data_path"])
+    vocab = build_vocabulary(reader, instances, experiment["vocabulary"])
+    torch.manual_seed(0)
+    return reader, vocab, build_model(experiment, reader, vocab), instances
+
+
+def make_batch(reader: Any, vocab: Any, instances: list[dict]) -> dict[str, Any]:
+    data = index_instances(instances, reader.token_indexers, vocab, reader.fields)
+    batch = collate(data, reader.token_indexers, reader.fields)
+    batch.pop("num_tokens")
+    return batch
+
+
+NO_DROPOUT = {
+    "sst5": ["model.embedding_dropout=0", "model.pre_encode_dropout=0",
+             "model.integrator_dropout=0", "model.output_dropout=0"],
+    "snli": ["model.dropout=0", "model.attention_dropout=0", "model.encoder.input_dropout=0",
+             "model.inference_encoder.input_dropout=0"],
+}
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_a_few_steps_fit_a_batch(name: str, cpu_env: None) -> None:
+    task = name.split("_")[0]
+    elmo = [] if name.endswith("baseline") else ["model.token_embedders.elmo.dropout=0"]
+    reader, vocab, model, instances = assemble(name, NO_DROPOUT[task] + elmo)
+    batch = make_batch(reader, vocab, instances[:16])
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(50):
+        optimizer.zero_grad()
+        loss = model(**batch)["loss"]
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0], losses
+    model.eval()
+    assert model.get_metrics(reset=True)["accuracy"] > 0
+    model(**batch)
+    assert model.get_metrics()["accuracy"] >= 75.0
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_padding_does_not_change_predictions(name: str, cpu_env: None) -> None:
+    # The mix's layer norm pools statistics over the batch's tokens (as in AllenNLP), so the
+    # check runs without it: everything else must ignore padding exactly.
+    plain = ['model.token_embedders.elmo.mixes=[{"l2": 0.001}, {"l2": 0.001}]']
+    reader, vocab, model, instances = assemble(name, plain if name == "snli" else [])
+    model.eval()
+    by_length = sorted(instances, key=lambda i: len(i[reader.fields.text[0]]))
+    short, long = by_length[0], by_length[-1]
+    with torch.no_grad():
+        alone = model(**make_batch(reader, vocab, [short]))["probabilities"][0]
+        padded = model(**make_batch(reader, vocab, [long, short]))["probabilities"][1]
+    assert torch.allclose(alone, padded, atol=1e-5)
+
+
+def test_esim_output_elmo_is_used_and_learns(cpu_env: None) -> None:
+    _, _, input_only, _ = assemble("snli", ['model.token_embedders.elmo.mixes=[{"l2": 0.001}]'])
+    reader, vocab, both, instances = assemble("snli")
+    extra = both.projection.layers[0].in_features - input_only.projection.layers[0].in_features
+    assert extra == 4 * both.embedder.embedders["elmo"].output_dim  # [a; b; a-b; a*b]
+    both(**make_batch(reader, vocab, instances[:4]))["loss"].backward()
+    for mix in both.embedder.embedders["elmo"].mixes:
+        gradients = [p.grad for p in mix.parameters() if p.requires_grad]
+        assert gradients and all(g is not None and g.abs().sum() > 0 for g in gradients)
+
+
+def test_bcn_output_elmo_widens_the_pools(cpu_env: None) -> None:
+    _, _, input_only, _ = assemble("sst5", ['model.token_embedders.elmo.mixes=[{}]'])
+    _, _, both, _ = assemble("sst5")
+    width = both.embedder.embedders["elmo"].output_dim
+    assert both.output_layer.layers[0].in_features == \
+        input_only.output_layer.layers[0].in_features + 4 * width
+
+
+def test_esim_weight_penalty_covers_the_task_matrices_only(cpu_env: None) -> None:
+    _, _, model, _ = assemble("snli")
+    expected = sum(p.pow(2).sum() for name, p in model.named_parameters()
+                   if p.requires_grad and p.ndim == 2 and not name.startswith("embedder."))
+    assert model.weight_penalty().item() == pytest.approx(1e-4 * expected.item(), rel=1e-5)
+    _, _, baseline, _ = assemble("snli_baseline")
+    assert baseline.weight_penalty() is None
+
+
+@pytest.mark.parametrize("name", ["sst5", "snli"])
+def test_a_trained_run_reloads_to_the_same_metrics_and_predicts(
+        name: str, cpu_env: None, tmp_path: Path) -> None:
+    path = PROJECT_ROOT / "experiments" / f"{name}.jsonnet"
+    metrics = train(path, tmp_path / "run", overrides=overrides(name))
+    test_file = load_config(path)["test_data_path"]
+    again = evaluate_file(tmp_path / "run", test_file)
+    assert again["accuracy"] == metrics["test_accuracy"]
+    assert again["loss"] == pytest.approx(metrics["test_loss"], rel=1e-6)
+    records = list(predict_lines(tmp_path / "run", test_file))
+    labels = {"sst5": {"0", "1", "2", "3", "4"},
+              "snli": {"entailment", "contradiction", "neutral"}}[name]
+    assert records and all(set(r["probabilities"]) == labels for r in records)
+    for record in records:
+        probabilities = record["probabilities"]
+        assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
+        assert record["label"] == max(probabilities, key=probabilities.get)
