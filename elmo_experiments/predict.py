@@ -23,7 +23,7 @@ def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "be
     run = load_run(run_dir, weights)
     instances = run.reader.read(data_file)
     predictions: list[dict[str, Any]] = []
-    loader = _loader(run, instances)
+    loader = _loader(run, instances, str(data_file))
     metrics = evaluate(run.model, loader, predictions)
     if predictions_path:
         with open(predictions_path, "w", encoding="utf-8") as handle:
@@ -57,9 +57,10 @@ def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
     return [{**instance, reader.fields.label: None} for instance in reader.read(path)]
 
 
-def _loader(run: Assembled, instances: list[dict[str, Any]]) -> InstanceLoader:
+def _loader(run: Assembled, instances: list[dict[str, Any]], source: str) -> InstanceLoader:
     fields = run.reader.fields
-    data = index_instances(instances, run.reader.token_indexers, run.vocab, fields)
+    data = index_instances(instances, run.reader.token_indexers, run.vocab, fields,
+                           source=source)
     return InstanceLoader(data, run.reader.token_indexers, run.experiment["data_loader"],
                           train=False, fields=fields)
 
@@ -70,6 +71,6 @@ def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,
     run = load_run(run_dir, weights)
     instances = _read_input(input_path, raw_text, run.reader)
     predictions: list[dict[str, Any]] = []
-    loader = _loader(run, instances)
+    loader = _loader(run, instances, input_path)
     evaluate(run.model, loader, predictions)
     yield from predictions

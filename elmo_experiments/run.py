@@ -148,7 +148,8 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     setup_logging(run_dir)
     if not vocab_dir.is_dir():
         vocab.save(vocab_dir)
-    indexed = {split: index_instances(data, reader.token_indexers, vocab, reader.fields)
+    indexed = {split: index_instances(data, reader.token_indexers, vocab, reader.fields,
+                                      source=str(paths[split]))
                for split, data in datasets.items()}
     loaders = {split: InstanceLoader(data, reader.token_indexers, experiment["data_loader"],
                                      seed, train=split == "train", fields=reader.fields)

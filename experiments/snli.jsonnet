@@ -12,8 +12,10 @@ snli.paths {
   dataset_reader: snli.reader(snli.indexers { elmo: elmo.indexer }),
   evaluate_on_test: true,
   random_seed: 13370,
+  // ESIM drops every LSTM input (variational 0.5) and the attention output (0.5), ELMo
+  // included: no second ELMo dropout.
   model: snli.model({ tokens: snli.word_embedding,
-                      elmo: elmo.embedder(mixes=[mix, mix], dropout=0.5) },
+                      elmo: elmo.embedder(mixes=[mix, mix], dropout=0.0) },
                     attention_dropout=0.5, weight_l2=0.0001),
   data_loader: snli.data_loader,
   trainer: snli.trainer,

@@ -13,9 +13,10 @@ sst.paths {
   validation_dataset_reader: sst.readers.validation_dataset_reader { token_indexers: indexers },
   evaluate_on_test: true,
   random_seed: 13370,
+  // BCN drops its whole input (embedding_dropout 0.5), ELMo included: no second ELMo dropout.
   model: sst.model({
     tokens: sst.word_embedding,
-    elmo: elmo.embedder(mixes=[elmo.mix(l2=0.001), elmo.mix(l2=0.001)], dropout=0.5),
+    elmo: elmo.embedder(mixes=[elmo.mix(l2=0.001), elmo.mix(l2=0.001)], dropout=0.0),
   }),
   data_loader: sst.data_loader,
   trainer: sst.trainer,

@@ -12,6 +12,7 @@ import torch
 from elmo_experiments.config.registry import Param
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.errors import DataError
 
 DATA_LOADER_PARAMS = (
     Param("batch_size", int, 32, doc="sentences per batch"),
@@ -72,16 +73,23 @@ def index_instances(
     vocab: Vocabulary,
     fields: Fields = TAGGING,
     label_namespace: str = "labels",
+    source: str = "data",
 ) -> list[IndexedInstance]:
+    """Index every instance; a label the vocabulary lacks is an error naming ``source``."""
     out = []
-    for instance in instances:
+    for number, instance in enumerate(instances, start=1):
         features = {field: {key: indexer.index(instance[field], vocab)
                             for key, indexer in indexers.items()} for field in fields.text}
         lengths = {field: len(instance[field]) for field in fields.text}
         names = fields.labels_of(instance)
         labels = None
         if names is not None:
-            labels = np.array([vocab.index(label_namespace, t) for t in names], dtype=np.int64)
+            try:
+                labels = np.array([vocab.index(label_namespace, t) for t in names],
+                                  dtype=np.int64)
+            except DataError as error:
+                raise DataError(f"{source}: instance {number}: {error} (the model knows only "
+                                f"the training data's labels)") from None
         out.append(IndexedInstance(features, lengths, labels, instance))
     return out
 

@@ -15,6 +15,16 @@ def _pipeline() -> Any:
     return nlp
 
 
+# Treebank escapes for brackets; the biLM reads raw text, where they are plain characters.
+PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{",
+               "-RCB-": "}"}
+
+
+def unescape_ptb(token: str) -> str:
+    """``-LRB-`` -> ``(`` and the other bracket escapes of treebank tokens; others unchanged."""
+    return PTB_ESCAPES.get(token, token)
+
+
 def tokenize(text: str) -> list[str]:
     """Tokens of ``text`` (whitespace dropped)."""
     return [token.text for token in _pipeline().tokenizer(text) if not token.is_space]

@@ -59,11 +59,10 @@ class Bcn(torch.nn.Module):
         extra = self.embedder.extra_representations()  # ELMo at the output, if configured
         if extra:
             integrated = torch.cat([integrated, *extra], dim=-1)
-        integrated = self.integrator_dropout(integrated)  # (batch, seq, pooled_dim)
         pooled = torch.cat([masked_max(integrated, mask), masked_min(integrated, mask),
                             masked_mean(integrated, mask),
                             self.self_attentive_pool(integrated, mask)], dim=-1)  # (batch, 4d)
-        logits = self.classifier(self.output_layer(pooled))  # (batch, classes)
+        logits = self.classifier(self.output_layer(self.integrator_dropout(pooled)))
         return self.head.output(logits, label, self.embedder.regularization_penalty())
 
     def human_readable(self, output: dict[str, Any], batch: dict[str, Any]) -> list[dict]:
@@ -84,7 +83,7 @@ register(
         Param("output_dims", list, [1200, 600], doc="the ReLU layers before the class scores"),
         Param("embedding_dropout", float, 0.5),
         Param("pre_encode_dropout", float, 0.25),
-        Param("integrator_dropout", float, 0.1),
+        Param("integrator_dropout", float, 0.1, doc="on the pooled vector"),
         Param("output_dropout", (float, list), 0.2, doc="one value or one per output layer"),
     ],
     context=("vocab",),

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from elmo_experiments.data.batching import (
+    Fields,
     collate,
     index_instances,
     iterate_batches,
@@ -17,6 +18,7 @@ from elmo_experiments.data.batching import (
 )
 from elmo_experiments.data.token_indexers import CharactersIndexer, SingleIdIndexer
 from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.errors import DataError
 
 RNG = np.random.default_rng(1234)
 LENGTHS = RNG.integers(1, 40, size=157).tolist()
@@ -173,3 +175,27 @@ def test_evaluation_batches_are_unshuffled() -> None:
     runs = [[b["indices"] for b in iterate_batches(data, indexers, settings, seed=s, train=False)]
             for s in (1, 2, 3)]
     assert runs[0] == runs[1] == runs[2] == [[1, 3], [0, 2]]
+
+
+def test_a_label_unseen_in_training_names_the_source_and_instance() -> None:
+    _, indexers, vocab = make_data()
+    instances = [{"tokens": ["Hi"], "tags": ["O"]}, {"tokens": ["Hi"], "tags": ["U-XYZ"]}]
+    with pytest.raises(DataError, match=r"dev.txt: instance 2: label 'U-XYZ' is not in"):
+        index_instances(instances, indexers, vocab, source="dev.txt")
+
+
+def test_single_labels_and_several_text_fields() -> None:
+    _, indexers, vocab = make_data()
+    fields = Fields(text=("premise", "hypothesis"), label="label", label_kind="single")
+    instances = [{"premise": ["Go", "now"], "hypothesis": ["Hi"], "label": "O"},
+                 {"premise": ["Hi"], "hypothesis": ["The", "Brimley", "Cup"], "label": "U-PER"}]
+    data = index_instances(instances, indexers, vocab, fields)
+    assert [item.length for item in data] == [2, 3]
+    batch = collate(data, indexers, fields)
+    assert batch["premise"]["tokens"].shape == (2, 2)
+    assert batch["hypothesis"]["tokens"].shape == (2, 3)
+    assert batch["premise_mask"].tolist() == [[True, True], [True, False]]
+    assert batch["hypothesis_mask"].tolist() == [[True, False, False], [True, True, True]]
+    assert batch["label"].tolist() == [vocab.index("labels", "O"), vocab.index("labels", "U-PER")]
+    assert batch["num_tokens"] == 2 + 1 + 1 + 3
+    assert "mask" not in batch and "tags" not in batch

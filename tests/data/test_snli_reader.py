@@ -63,7 +63,8 @@ def test_spacy_tokenizer_reads_the_raw_sentences(tmp_path: Path) -> None:
     ("[1, 2]", "not a JSON object"),
     (record("maybe"), "gold_label 'maybe'"),
     ({k: v for k, v in record().items() if k != "sentence2_binary_parse"},
-     "missing or malformed key 'sentence2_binary_parse'"),
+     "'sentence2_binary_parse' is missing"),
+    (record(sentence1_binary_parse=5), "'sentence1_binary_parse' is not text"),
     (record(sentence1_binary_parse="( )"), "empty premise"),
 ])
 def test_malformed_lines_name_the_file_and_line(tmp_path: Path, line: object,
@@ -71,6 +72,17 @@ def test_malformed_lines_name_the_file_and_line(tmp_path: Path, line: object,
     path = write(tmp_path, record(), line)
     with pytest.raises(DataError, match=f"{path}:2: .*{message}"):
         SnliReader({}).read(path)
+
+
+def test_spacy_tokenizer_needs_text(tmp_path: Path) -> None:
+    path = write(tmp_path, record(sentence2=None))
+    with pytest.raises(DataError, match=f"{path}:1: 'sentence2' is missing"):
+        SnliReader({}, tokenizer="spacy").read(path)
+
+
+def test_bracket_escapes_become_brackets(tmp_path: Path) -> None:
+    path = write(tmp_path, record(sentence2_binary_parse="( -LRB- ( it -RRB- ) )"))
+    assert SnliReader({}).read(path)[0]["hypothesis"] == ["(", "it", ")"]
 
 
 def test_a_file_without_labelled_pairs_is_an_error(tmp_path: Path) -> None:

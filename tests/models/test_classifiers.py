@@ -83,8 +83,10 @@ def test_padding_does_not_change_predictions(name: str, cpu_env: None) -> None:
     plain = ['model.token_embedders.elmo.mixes=[{"l2": 0.001}, {"l2": 0.001}]']
     reader, vocab, model, instances = assemble(name, plain if name == "snli" else [])
     model.eval()
-    by_length = sorted(instances, key=lambda i: len(i[reader.fields.text[0]]))
-    short, long = by_length[0], by_length[-1]
+    # every text field of the short instance is padded in the batch with the long one
+    short = {f: min((i[f] for i in instances), key=len) for f in reader.fields.text}
+    long = {f: max((i[f] for i in instances), key=len) for f in reader.fields.text}
+    assert all(len(long[f]) > len(short[f]) for f in reader.fields.text)
     with torch.no_grad():
         alone = model(**make_batch(reader, vocab, [short]))["probabilities"][0]
         padded = model(**make_batch(reader, vocab, [long, short]))["probabilities"][1]
@@ -102,19 +104,35 @@ def test_esim_output_elmo_is_used_and_learns(cpu_env: None) -> None:
         assert gradients and all(g is not None and g.abs().sum() > 0 for g in gradients)
 
 
-def test_bcn_output_elmo_widens_the_pools(cpu_env: None) -> None:
+def test_bcn_output_elmo_widens_the_pools_and_learns(cpu_env: None) -> None:
     _, _, input_only, _ = assemble("sst5", ['model.token_embedders.elmo.mixes=[{}]'])
-    _, _, both, _ = assemble("sst5")
+    reader, vocab, both, instances = assemble("sst5")
     width = both.embedder.embedders["elmo"].output_dim
     assert both.output_layer.layers[0].in_features == \
         input_only.output_layer.layers[0].in_features + 4 * width
+    both(**make_batch(reader, vocab, instances[:4]))["loss"].backward()
+    for mix in both.embedder.embedders["elmo"].mixes:
+        gradients = [p.grad for p in mix.parameters() if p.requires_grad]
+        assert gradients and all(g is not None and g.abs().sum() > 0 for g in gradients)
 
 
 def test_esim_weight_penalty_covers_the_task_matrices_only(cpu_env: None) -> None:
     _, _, model, _ = assemble("snli")
-    expected = sum(p.pow(2).sum() for name, p in model.named_parameters()
-                   if p.requires_grad and p.ndim == 2 and not name.startswith("embedder."))
-    assert model.weight_penalty().item() == pytest.approx(1e-4 * expected.item(), rel=1e-5)
+    parameters = dict(model.named_parameters())
+    matrices = [
+        *(f"{encoder}.forward_layers.0.weight_{kind}_l0" for encoder in
+          ("encoder", "inference_encoder") for kind in ("ih", "hh")),
+        *(f"{encoder}.backward_layers.0.weight_{kind}_l0" for encoder in
+          ("encoder", "inference_encoder") for kind in ("ih", "hh")),
+        "projection.layers.0.weight", "output_layer.layers.0.weight", "classifier.weight",
+    ]
+    expected = sum(float(parameters[name].detach().pow(2).sum()) for name in matrices)
+    assert model.weight_penalty().item() == pytest.approx(1e-4 * expected, rel=1e-5)
+    with torch.no_grad():  # the embedders (word vectors, ELMo mixes) are not part of it
+        for name, parameter in parameters.items():
+            if name.startswith("embedder."):
+                parameter.mul_(3.0)
+    assert model.weight_penalty().item() == pytest.approx(1e-4 * expected, rel=1e-5)
     _, _, baseline, _ = assemble("snli_baseline")
     assert baseline.weight_penalty() is None
 

@@ -10,6 +10,7 @@ from elmo_experiments.config.registry import Param, Spec, register
 from elmo_experiments.data.batching import Fields
 from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.token_indexers import TokenIndexer
+from elmo_experiments.data.tokenizers import unescape_ptb
 from elmo_experiments.errors import DataError
 
 LABELS = ("entailment", "contradiction", "neutral")
@@ -17,8 +18,9 @@ NO_CONSENSUS = "-"  # annotators did not agree: SNLI's own evaluation drops thes
 
 
 def parse_tokens(binary_parse: str) -> list[str]:
-    """The tokens of SNLI's ``sentence*_binary_parse`` (the Stanford parser's tokenisation)."""
-    return [t for t in binary_parse.split() if t not in ("(", ")")]
+    """The tokens of SNLI's ``sentence*_binary_parse`` (the Stanford parser's tokenisation),
+    bracket escapes (``-LRB-``) turned back into brackets."""
+    return [unescape_ptb(t) for t in binary_parse.split() if t not in ("(", ")")]
 
 
 class SnliReader:
@@ -35,12 +37,16 @@ class SnliReader:
             key: spec.build() for key, spec in token_indexers.items()}
         self.tokenizer = tokenizer
 
-    def _tokens(self, record: dict[str, Any], which: str) -> list[str]:
+    def _tokens(self, record: dict[str, Any], which: str, where: str) -> list[str]:
+        key = f"sentence{which}" + ("" if self.tokenizer == "spacy" else "_binary_parse")
+        text = record.get(key)
+        if not isinstance(text, str):
+            raise DataError(f"{where}: {key!r} is {'missing' if text is None else 'not text'}")
         if self.tokenizer == "spacy":
             from elmo_experiments.data.tokenizers import tokenize
 
-            return tokenize(record[f"sentence{which}"])
-        return parse_tokens(record[f"sentence{which}_binary_parse"])
+            return tokenize(text)
+        return parse_tokens(text)
 
     def read(self, path: str | Path) -> list[dict[str, Any]]:
         resolved = resolve_data_path(path)
@@ -61,10 +67,7 @@ class SnliReader:
             if label not in LABELS:
                 raise DataError(f"{where}: gold_label {label!r} is not one of "
                                 f"{', '.join(LABELS)} or '-'")
-            try:
-                premise, hypothesis = self._tokens(record, "1"), self._tokens(record, "2")
-            except (KeyError, AttributeError) as error:
-                raise DataError(f"{where}: missing or malformed key {error}") from None
+            premise, hypothesis = self._tokens(record, "1", where), self._tokens(record, "2", where)
             if not premise or not hypothesis:
                 raise DataError(f"{where}: empty {'premise' if not premise else 'hypothesis'}")
             instances.append({"premise": premise, "hypothesis": hypothesis, "label": label,

@@ -10,6 +10,7 @@ from elmo_experiments.config.registry import Param, Spec, register
 from elmo_experiments.data.batching import Fields
 from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.token_indexers import TokenIndexer
+from elmo_experiments.data.tokenizers import unescape_ptb
 from elmo_experiments.errors import DataError
 
 FINE_LABELS = ("0", "1", "2", "3", "4")  # very negative .. very positive
@@ -61,7 +62,7 @@ def parse_tree(text: str) -> list[Phrase]:
             word_end = position
             while word_end < end and not text[word_end].isspace() and text[word_end] not in "()":
                 word_end += 1
-            tokens.append(text[position:word_end])
+            tokens.append(unescape_ptb(text[position:word_end]))
             position = word_end
     if stack or not phrases:
         raise ValueError("unbalanced '(': the tree is not closed" if stack else "no tree")

@@ -288,6 +288,7 @@ def test_collate_matches_the_corpus(loader_corpus: PreparedCorpus) -> None:
     for batch in loader.batches(0):
         width = batch["mask"].shape[1]
         assert batch["char_ids"].shape == (len(batch["indices"]), width, 50)
+        assert batch["num_tokens"] == sum(len(sentences[i]) for i in batch["indices"])
         for row, index in enumerate(batch["indices"]):
             tokens = sentences[index]
             n = len(tokens)

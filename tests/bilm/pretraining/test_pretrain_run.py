@@ -106,6 +106,7 @@ def test_metrics_report_perplexities_and_the_corpus(runs) -> None:
     assert corpus == json.loads((runs["straight"] / "corpus" / "summary.json").read_text())
     # training batches are sampled: no training perplexity, but a loss
     assert "training_perplexity" not in best and best["training_loss"] > 0
+    assert best["training_tokens_per_s"] > 0
 
 
 def test_export_round_trip_gives_the_trained_bilm(runs) -> None:
