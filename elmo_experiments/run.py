@@ -154,7 +154,7 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     loaders = {split: InstanceLoader(data, reader.token_indexers, experiment["data_loader"],
                                      seed, train=split == "train", fields=reader.fields)
                for split, data in indexed.items()}
-    logger.info("training on %d sentences", len(indexed["train"]))
+    logger.info("training on %d instances", len(indexed["train"]))
     trainer, best = fit(model, loaders["train"], loaders.get("validation"),
                         experiment["trainer"], run_dir, experiment.raw, recover, extra_callbacks)
     metrics = summary(trainer, best)

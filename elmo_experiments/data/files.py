@@ -87,6 +87,12 @@ def provenance(paths: dict[str, str | None]) -> dict[str, object]:
     return {"data_dir": os.environ.get(DATA_DIR_VARIABLE), "splits": splits}
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place,
     so readers never see a half-written file and an interruption leaves the old one."""
@@ -96,6 +102,7 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     os.close(handle)
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
