@@ -3,6 +3,7 @@
 //   ELMO_WEIGHTS=/path/to/bilm elmo-exp train experiments/snli.jsonnet -s runs/snli
 //   ELMO_DATA_DIR=../shared/data ELMO_WEIGHTS=... elmo-exp train experiments/snli.jsonnet -s runs/snli
 // CPU-sized variant: ELMO_SIZE=cpu. Paper (full train, test accuracy): 88.7 ± 0.17; baseline 88.0.
+// Ours (1% of train, our small biLM, seed 13370): dev 60.17 / test 60.03; baseline 49.80 / 50.06.
 local snli = import 'snli.libsonnet';
 local elmo = import 'elmo.libsonnet';
 
