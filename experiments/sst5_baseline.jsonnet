@@ -1,7 +1,7 @@
 // SST-5 baseline: BCN, no ELMo (PAPER.md section 5). Fine-grained sentence accuracy.
 //   elmo-exp train experiments/sst5_baseline.jsonnet -s runs/sst5_baseline
 //   ELMO_DATA_DIR=../shared/data elmo-exp train experiments/sst5_baseline.jsonnet -s runs/sst5_baseline
-// CPU-sized variant (100-d BiLSTMs, 6 epochs): ELMO_SIZE=cpu; see tasks/sst5/README.md.
+// CPU-sized variant (100-d BiLSTMs, 12 epochs): ELMO_SIZE=cpu; see tasks/sst5/README.md.
 // Paper (GloVe, test accuracy): 51.4. Ours: tasks/sst5/README.md.
 local sst = import 'sst5.libsonnet';
 
