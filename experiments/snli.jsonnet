@@ -2,6 +2,8 @@
 // L2 1e-4 on the weight matrices, 50% dropout after the attention (PAPER.md section 5).
 //   ELMO_WEIGHTS=/path/to/bilm elmo-exp train experiments/snli.jsonnet -s runs/snli
 //   ELMO_DATA_DIR=../shared/data ELMO_WEIGHTS=... elmo-exp train experiments/snli.jsonnet -s runs/snli
+// ELMo at one placement: -o 'model.token_embedders.elmo.mixes=[{"l2":0.001,"layer_norm":true}]'
+// (input only), plus -o model.token_embedders.elmo.at_input=false (output only).
 // CPU-sized variant: ELMO_SIZE=cpu. Paper (full train, test accuracy): 88.7 ± 0.17; baseline 88.0.
 // Ours (1% of train, our small biLM, seed 13370): dev 60.17 / test 60.03; baseline 49.80 / 50.06.
 local snli = import 'snli.libsonnet';

@@ -28,13 +28,17 @@ class ElmoTokenEmbedder(torch.nn.Module):
     """Returns the first mix (the input placement); later mixes wait in ``extra_representations``.
 
     Each mix is its own ``ScalarMix`` (PAPER.md section 4: separate s and γ per placement).
+    With ``at_input: false`` ELMo is at the output only: the input part is empty (width 0) and
+    every mix is an extra representation.
     """
 
     def __init__(self, weights: str, mixes: list[dict[str, Any]], dropout: float = 0.5,
                  requires_grad: bool = False, state: str = "stateless",
                  warmup_file: str | None = None, cache: dict[str, Any] | None = None,
-                 char_cache: bool = True) -> None:
+                 char_cache: bool = True, at_input: bool = True) -> None:
         super().__init__()
+        if not mixes:
+            raise ValueError("mixes: at least one scalar mix (placement) is needed")
         options_file, weight_file = resolve_weights(weights)
         bilm = load_bilm(options_file, weight_file)
         bilm.requires_grad_(requires_grad)
@@ -54,8 +58,10 @@ class ElmoTokenEmbedder(torch.nn.Module):
                                          cache.get("disk_dir"), cache.get("fp16", False))
         if state == "warm" and requires_grad:
             raise ConfigError(["state: 'warm' needs a frozen biLM (requires_grad: false)"])
-        self.output_dim = bilm.output_dim
-        self.num_extra_representations = len(mixes) - 1
+        self.at_input = at_input
+        self.representation_dim = bilm.output_dim  # the width of every mix
+        self.output_dim = bilm.output_dim if at_input else 0  # the width at the input
+        self.num_extra_representations = len(mixes) - (1 if at_input else 0)
         self.extra_representations: list[torch.Tensor] = []
 
     def _layers(self, ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
@@ -96,7 +102,7 @@ class ElmoTokenEmbedder(torch.nn.Module):
                 found[i] = stacked[position, :, : lengths[i] + 2]
                 self.cache.put(keys[i], found[i])
         seq = ids.shape[1] + 2
-        out = torch.zeros(ids.shape[0], self.runner.bilm.num_layers, seq, self.output_dim,
+        out = torch.zeros(ids.shape[0], self.runner.bilm.num_layers, seq, self.representation_dim,
                           device=ids.device)
         for i, activations in enumerate(found):
             assert activations is not None
@@ -109,6 +115,9 @@ class ElmoTokenEmbedder(torch.nn.Module):
         # ids: (batch, seq, 50) -> (batch, seq, 2P)
         layers, mask = self._layers(ids)  # with boundaries: mixing and layer norm see BOS/EOS
         mixed = [self.dropout(remove_boundaries(mix(layers, mask), mask)) for mix in self.mixes]
+        if not self.at_input:  # output only: nothing joins the input
+            self.extra_representations = mixed
+            return mixed[0].new_zeros(*mixed[0].shape[:2], 0)  # (batch, seq, 0)
         self.extra_representations = mixed[1:]
         return mixed[0]
 
@@ -130,6 +139,7 @@ register(
         Param("mixes", fields=MIX_PARAMS, sequence=True, default=[{}],
               doc="one scalar-mix config per placement (input, then output)"),
         Param("dropout", float, 0.5),
+        Param("at_input", bool, True, doc="false: ELMo at the output only (every mix extra)"),
         Param("requires_grad", bool, False),
         Param("state", str, "stateless", choices=STATE_MODES),
         Param("warmup_file", str, None),

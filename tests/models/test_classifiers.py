@@ -154,3 +154,20 @@ def test_a_trained_run_reloads_to_the_same_metrics_and_predicts(
         probabilities = record["probabilities"]
         assert sum(probabilities.values()) == pytest.approx(1.0, abs=1e-5)
         assert record["label"] == max(probabilities, key=probabilities.get)
+
+
+@pytest.mark.parametrize("name", ["sst5", "snli"])
+def test_elmo_at_the_output_only(name: str, cpu_env: None) -> None:
+    """at_input: false keeps ELMo out of the input; its one mix joins at the output and learns."""
+    output_only = ["model.token_embedders.elmo.at_input=false",
+                   'model.token_embedders.elmo.mixes=[{"l2": 0.001}]']
+    _, _, baseline, _ = assemble(f"{name}_baseline")
+    _, _, both, _ = assemble(name)
+    reader, vocab, model, instances = assemble(name, output_only)
+    elmo = model.embedder.embedders["elmo"]
+    assert model.embedder.output_dim == baseline.embedder.output_dim  # nothing added at the input
+    assert model.embedder.extra_dim() == elmo.representation_dim == \
+        both.embedder.embedders["elmo"].output_dim
+    model(**make_batch(reader, vocab, instances[:4]))["loss"].backward()
+    gradients = [p.grad for p in elmo.mixes[0].parameters() if p.requires_grad]
+    assert gradients and all(g is not None and g.abs().sum() > 0 for g in gradients)
