@@ -133,7 +133,8 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     paths = data_paths(experiment)
     used_sample = warn_if_sample(paths)
     reader = experiment.reader.build()
-    evaluation_reader = experiment.evaluation_reader.build()
+    evaluation_reader = (reader if experiment.evaluation_reader is experiment.reader
+                         else experiment.evaluation_reader.build())
     data_record = {**provenance(paths), "embedded_sample": used_sample}  # hashed as read
     datasets = {split: (reader if split == "train" else evaluation_reader).read(path)
                 for split, path in paths.items() if path}

@@ -62,6 +62,7 @@ class ElmoTokenEmbedder(torch.nn.Module):
         self.representation_dim = bilm.output_dim  # the width of every mix
         self.output_dim = bilm.output_dim if at_input else 0  # the width at the input
         self.num_extra_representations = len(mixes) - (1 if at_input else 0)
+        self.extra_dim = self.representation_dim * self.num_extra_representations
         self.extra_representations: list[torch.Tensor] = []
 
     def _layers(self, ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:

@@ -44,6 +44,9 @@ class Esim(torch.nn.Module):
                                         "relu", dropout)
         self.classifier = torch.nn.Linear(output_dim, self.head.num_labels)
         self.weight_l2 = weight_l2
+        # the task model's weight matrices, collected once (the embedders' are not included)
+        self._matrices = [p for name, p in self.named_parameters()
+                          if p.requires_grad and p.dim() >= 2 and not name.startswith("embedder.")]
 
     def _encode(self, tokens: dict[str, torch.Tensor], mask: torch.Tensor) -> torch.Tensor:
         encoded = self.encoder(self.embedder(tokens), mask)  # (batch, seq, enc)
@@ -61,9 +64,7 @@ class Esim(torch.nn.Module):
         """weight_l2 · Σ||W||² over the task model's weight matrices (not the embedders')."""
         if not self.weight_l2:
             return None
-        squares = [p.pow(2).sum() for name, p in self.named_parameters()
-                   if p.requires_grad and p.dim() >= 2 and not name.startswith("embedder.")]
-        return self.weight_l2 * torch.stack(squares).sum()
+        return self.weight_l2 * torch.stack([p.pow(2).sum() for p in self._matrices]).sum()
 
     def forward(self, premise: dict[str, torch.Tensor], hypothesis: dict[str, torch.Tensor],
                 premise_mask: torch.Tensor, hypothesis_mask: torch.Tensor,

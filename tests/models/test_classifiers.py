@@ -40,6 +40,13 @@ def assemble(name: str, extra: list[str] | None = None) -> tuple[Any, Any, Any, 
     return reader, vocab, build_model(experiment, reader, vocab), instances
 
 
+def assert_mixes_learn(mixes: torch.nn.ModuleList) -> None:
+    """After a backward pass, every trainable parameter of every mix has a non-zero gradient."""
+    for mix in mixes:
+        gradients = [p.grad for p in mix.parameters() if p.requires_grad]
+        assert gradients and all(g is not None and g.abs().sum() > 0 for g in gradients)
+
+
 def make_batch(reader: Any, vocab: Any, instances: list[dict]) -> dict[str, Any]:
     data = index_instances(instances, reader.token_indexers, vocab, reader.fields)
     batch = collate(data, reader.token_indexers, reader.fields)
@@ -99,9 +106,7 @@ def test_esim_output_elmo_is_used_and_learns(cpu_env: None) -> None:
     extra = both.projection.layers[0].in_features - input_only.projection.layers[0].in_features
     assert extra == 4 * both.embedder.embedders["elmo"].output_dim  # [a; b; a-b; a*b]
     both(**make_batch(reader, vocab, instances[:4]))["loss"].backward()
-    for mix in both.embedder.embedders["elmo"].mixes:
-        gradients = [p.grad for p in mix.parameters() if p.requires_grad]
-        assert gradients and all(g is not None and g.abs().sum() > 0 for g in gradients)
+    assert_mixes_learn(both.embedder.embedders["elmo"].mixes)
 
 
 def test_bcn_output_elmo_widens_the_pools_and_learns(cpu_env: None) -> None:
@@ -111,9 +116,7 @@ def test_bcn_output_elmo_widens_the_pools_and_learns(cpu_env: None) -> None:
     assert both.output_layer.layers[0].in_features == \
         input_only.output_layer.layers[0].in_features + 4 * width
     both(**make_batch(reader, vocab, instances[:4]))["loss"].backward()
-    for mix in both.embedder.embedders["elmo"].mixes:
-        gradients = [p.grad for p in mix.parameters() if p.requires_grad]
-        assert gradients and all(g is not None and g.abs().sum() > 0 for g in gradients)
+    assert_mixes_learn(both.embedder.embedders["elmo"].mixes)
 
 
 def test_esim_weight_penalty_covers_the_task_matrices_only(cpu_env: None) -> None:
@@ -169,5 +172,4 @@ def test_elmo_at_the_output_only(name: str, cpu_env: None) -> None:
     assert model.embedder.extra_dim() == elmo.representation_dim == \
         both.embedder.embedders["elmo"].output_dim
     model(**make_batch(reader, vocab, instances[:4]))["loss"].backward()
-    gradients = [p.grad for p in elmo.mixes[0].parameters() if p.requires_grad]
-    assert gradients and all(g is not None and g.abs().sum() > 0 for g in gradients)
+    assert_mixes_learn(elmo.mixes)

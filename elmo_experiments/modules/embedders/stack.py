@@ -24,8 +24,7 @@ class EmbedderStack(torch.nn.Module):
 
     def extra_dim(self) -> int:
         """Total width of the extra representations (ELMo at the output); 0 when none."""
-        return sum(int(getattr(e, "representation_dim", e.output_dim))
-                   * getattr(e, "num_extra_representations", 0) for e in self.embedders.values())
+        return sum(int(getattr(e, "extra_dim", 0)) for e in self.embedders.values())
 
     def regularization_penalty(self) -> torch.Tensor | None:
         """Sum of the embedders' own penalties (e.g. the scalar-mix λ·||w||²), if any."""
