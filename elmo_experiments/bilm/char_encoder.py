@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import torch
 
+from elmo_experiments.bilm.characters import MAX_CHARACTERS, PAD_CHAR
 from elmo_experiments.bilm.options import BilmOptions
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
 _CHUNK_TOKENS = 64
+PAD_ID = PAD_CHAR + 1  # the shifted id of the padding character
 
 
 class CharacterEncoder(torch.nn.Module):
@@ -35,6 +37,7 @@ class CharacterEncoder(torch.nn.Module):
         self.projection_bias = torch.nn.Parameter(torch.zeros(p))
         self.activation = ACTIVATIONS[options.activation]
         self.num_filters = f
+        self.options_filters = options.filters
         self.output_dim = p
         self.cache_tokens = False
         self._cache: dict[bytes, torch.Tensor] = {}
@@ -59,35 +62,58 @@ class CharacterEncoder(torch.nn.Module):
     def clear_cache(self) -> None:
         self._cache.clear()
 
-    def _convolve(self, chars: torch.Tensor) -> torch.Tensor:
+    def _convolve(self, chars: torch.Tensor, length: int, pad: torch.Tensor) -> torch.Tensor:
         """Max over positions of every valid convolution, as one matrix product per width.
 
-        chars: (tokens, 50, e) -> (tokens, F). Windows come from ``unfold`` in (e, width) order,
-        which is the flattened layout of a (n, e, width) convolution weight.
+        chars: (tokens, >= length + widest - 1, e), tokens at most ``length`` characters long
+        (BOW and EOW included), then padding; pad: (e,) the padding character's embedding.
+        Windows wholly in padding all give one value per filter, computed once; so only the
+        windows that start inside the longest token are multiplied. -> (tokens, F). Windows
+        come from ``unfold`` in (e, width) order, the flattened layout of a (n, e, width) weight.
         """
-        tokens, length, dim = chars.shape
+        tokens, _, dim = chars.shape
         pooled = []
         for weight, bias in zip(self.conv_weights, self.conv_biases, strict=True):
             count, _, width = weight.shape
-            positions = length - width + 1
-            windows = chars.unfold(1, width, 1).reshape(tokens * positions, dim * width)
-            scores = torch.addmm(bias, windows, weight.reshape(count, -1).t())
-            pooled.append(scores.view(tokens, positions, count).amax(dim=1))  # (tokens, n_i)
+            flat = weight.reshape(count, -1).t()  # (e * width, n)
+            valid = MAX_CHARACTERS - width + 1  # window positions in a 50-character token
+            positions = min(length, valid)
+            windows = chars[:, : positions + width - 1].unfold(1, width, 1)
+            scores = torch.addmm(bias, windows.reshape(tokens * positions, dim * width), flat)
+            best = scores.view(tokens, positions, count).amax(dim=1)  # (tokens, n_i)
+            if positions < valid:  # some windows lie wholly in padding
+                padding = torch.addmm(bias, pad[:, None].expand(dim, width).reshape(1, -1), flat)
+                best = torch.maximum(best, padding)
+            pooled.append(best)
         return torch.cat(pooled, dim=1)
 
     def _encode(self, ids: torch.Tensor) -> torch.Tensor:
-        # ids: (tokens, 50)
-        chars = torch.nn.functional.embedding(ids, self.char_embedding)  # (tokens, 50, e)
-        # chunks of tokens keep each product's output in cache (several times faster on CPU)
-        convolved = [self._convolve(chunk) for chunk in chars.split(_CHUNK_TOKENS)]
-        x = self.activation(torch.cat(convolved))  # (tokens, F)
+        # ids: (tokens, 50). Each distinct token once, in chunks of similar length (the
+        # products then skip most of the padding and keep their output in cache).
+        unique, inverse = torch.unique(ids, dim=0, return_inverse=True)  # (types, 50)
+        lengths = (unique != PAD_ID).sum(dim=1)  # characters with BOW and EOW
+        order = torch.argsort(lengths)
+        unique, lengths = unique[order], lengths[order].tolist()
+        widest = max(width for width, _ in self.options_filters)
+        pad = self.char_embedding[PAD_ID]
+        convolved = []
+        for start in range(0, len(unique), _CHUNK_TOKENS):
+            chunk = unique[start : start + _CHUNK_TOKENS]
+            length = lengths[min(start + _CHUNK_TOKENS, len(unique)) - 1]
+            chars = torch.nn.functional.embedding(
+                chunk[:, : min(MAX_CHARACTERS, length + widest - 1)], self.char_embedding)
+            convolved.append(self._convolve(chars, length, pad))
+        x = self.activation(torch.cat(convolved))  # (types, F), in length order
         f = self.num_filters
         for weight, bias in zip(self.highway_weights, self.highway_biases, strict=True):
-            both = torch.addmm(bias, x, weight)  # (tokens, 2F)
+            both = torch.addmm(bias, x, weight)  # (types, 2F)
             gate = torch.sigmoid(both[:, :f])
             transformed = torch.relu(both[:, f:])
-            x = gate * transformed + (1.0 - gate) * x  # (tokens, F)
-        return torch.addmm(self.projection_bias, x, self.projection_weight)  # (tokens, P)
+            x = gate * transformed + (1.0 - gate) * x  # (types, F)
+        projected = torch.addmm(self.projection_bias, x, self.projection_weight)  # (types, P)
+        rank = torch.empty_like(order)
+        rank[order] = torch.arange(len(order), device=order.device)
+        return projected[rank[inverse]]  # (tokens, P)
 
     def _encode_cached(self, ids: torch.Tensor) -> torch.Tensor:
         keys = [row.tobytes() for row in ids.numpy()]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from elmo_experiments.bilm.lstm_recurrence import LstmRecurrence
+
 LstmState = tuple[torch.Tensor, torch.Tensor]  # h (batch, P), c (batch, C)
 
 
@@ -66,25 +68,12 @@ class ProjectedLstm(torch.nn.Module):
     def _steps_autograd(self, inputs: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
                         active: torch.Tensor, all_active: list[bool]
                         ) -> tuple[torch.Tensor, LstmState]:
-        """Batch-major, out-of-place steps (for training)."""
-        size = self.cell_dim
+        """Training: the input product for all steps at once, then the fused recurrence."""
         gates_x = torch.nn.functional.linear(inputs, self.input_weight, self.bias)  # (b, s, 4C)
-        outputs = []
-        for t in range(inputs.shape[1]):
-            z = torch.addmm(gates_x[:, t], h, self.hidden_weight.t())  # (batch, 4C)
-            i, j, f, o = z.split(size, dim=1)
-            c_new = torch.addcmul(torch.sigmoid(f) * c, torch.sigmoid(i), torch.tanh(j))
-            c_new = self._clip(c_new, self.cell_clip, inplace=False)  # (batch, C)
-            h_new = (torch.tanh(c_new) * torch.sigmoid(o)).mm(self.projection.t())  # (batch, P)
-            h_new = self._clip(h_new, self.proj_clip, inplace=False)
-            if all_active[t]:
-                h, c = h_new, c_new
-            else:
-                keep = active[t][:, None]  # (batch, 1)
-                h, c = torch.where(keep, h_new, h), torch.where(keep, c_new, c)
-                h_new = h_new * keep
-            outputs.append(h_new)
-        return torch.stack(outputs, dim=1), (h, c)  # (batch, steps, P)
+        outputs, h, c = LstmRecurrence.apply(gates_x, h, c, self.hidden_weight, self.projection,
+                                             active, all_active,
+                                             self.cell_clip, self.proj_clip)
+        return outputs, (h, c)  # (batch, steps, P)
 
     def _steps_inference(self, inputs: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
                          active: torch.Tensor, all_active: list[bool]

@@ -49,3 +49,67 @@ def test_one_step_by_hand():
     torch.testing.assert_close(c1, c, atol=1e-6, rtol=0)
     torch.testing.assert_close(h1, h, atol=1e-6, rtol=0)
     torch.testing.assert_close(out[0], h, atol=1e-6, rtol=0)
+
+
+def _reference_steps(layer: ProjectedLstm, inputs: torch.Tensor, lengths: torch.Tensor,
+                     state: tuple[torch.Tensor, torch.Tensor]):
+    """The recurrence written plainly, step by step through autograd (the reference)."""
+    h, c = state
+    size = layer.cell_dim
+    outputs = []
+    for t in range(inputs.shape[1]):
+        z = inputs[:, t] @ layer.input_weight.t() + h @ layer.hidden_weight.t() + layer.bias
+        i, j, f, o = z.split(size, dim=1)
+        c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(j)
+        if layer.cell_clip:
+            c_new = c_new.clamp(-layer.cell_clip, layer.cell_clip)
+        h_new = (torch.tanh(c_new) * torch.sigmoid(o)) @ layer.projection.t()
+        if layer.proj_clip:
+            h_new = h_new.clamp(-layer.proj_clip, layer.proj_clip)
+        keep = (t < lengths)[:, None]
+        h, c = torch.where(keep, h_new, h), torch.where(keep, c_new, c)
+        outputs.append(h_new * keep)
+    return torch.stack(outputs, dim=1), (h, c)
+
+
+def test_fused_recurrence_gradients_equal_autograd_reference():
+    """Outputs, final state and every gradient (weights, inputs, initial state) of the
+    hand-written backward equal autograd through the plain recurrence, with rows that end
+    early and clipping that is active."""
+    for clip in (None, 0.3):
+        layer = _layer(clip).double()
+        generator = torch.Generator().manual_seed(3)
+        inputs = (torch.randn(3, 5, 6, generator=generator, dtype=torch.float64) * 3)
+        lengths = torch.tensor([5, 2, 4])
+        h0 = torch.randn(3, 4, generator=generator, dtype=torch.float64)
+        c0 = torch.randn(3, 10, generator=generator, dtype=torch.float64)
+        weights = torch.randn(3, 5, 4, generator=generator, dtype=torch.float64)
+        results = []
+        for run in (layer, lambda *a, layer=layer: _reference_steps(layer, *a)):
+            leaves = [inputs.clone().requires_grad_(), h0.clone().requires_grad_(),
+                      c0.clone().requires_grad_()]
+            layer.zero_grad()
+            out, (h, c) = run(leaves[0], lengths, (leaves[1], leaves[2]))
+            ((out * weights).sum() + (h * 0.7).sum() + (c * 1.3).sum()).backward()
+            results.append([out, h, c, *(x.grad for x in leaves),
+                            *(p.grad.clone() for p in layer.parameters())])
+        if clip:  # the clip must really have cut something for the masks to be tested
+            assert (results[1][0].abs() == clip).any()
+        for fused, reference in zip(*results, strict=True):
+            torch.testing.assert_close(fused, reference, atol=1e-10, rtol=1e-10)
+
+
+def test_fused_recurrence_gradcheck():
+    from elmo_experiments.bilm.lstm_recurrence import LstmRecurrence
+
+    generator = torch.Generator().manual_seed(4)
+
+    def rand(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=generator, dtype=torch.float64).requires_grad_()
+
+    active = torch.tensor([[1, 1], [1, 0], [1, 0]], dtype=torch.bool)  # (steps, batch)
+    args = (rand(2, 3, 12), rand(2, 2), rand(2, 3), rand(12, 2), rand(2, 3))
+    for clip in (None, 1.5):
+        assert torch.autograd.gradcheck(
+            lambda *a, clip=clip: LstmRecurrence.apply(*a, active, [True, False, False],
+                                                       clip, clip), args)

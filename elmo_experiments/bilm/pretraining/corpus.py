@@ -4,7 +4,10 @@ Formats: ``tokenized`` (one sentence per line, whitespace tokens: PTB, WikiText,
 ``raw`` (running text, paragraphs split by blank lines, tokenised and split into sentences with
 the same spaCy rules as ``elmo-exp predict --text``), ``brown`` (the NLTK Brown zip, word/TAG
 tokens), ``conll`` (a task's column files: first column, labels ignored; for domain
-fine-tuning). Paths may be files, folders or globs; ``.gz`` files are read transparently.
+fine-tuning), ``conll2012`` (CoNLL-2012 documents: the words of column 4, e.g. LitBank). Paths
+may be files, folders or globs; ``.gz`` files are read transparently. A ``raw`` source may name
+CoNLL-2012 documents to ``exclude``: their text is cut out before tokenisation
+(``exclusion.py``), so that a test set stays unseen.
 """
 
 from __future__ import annotations
@@ -21,14 +24,17 @@ from typing import Any
 
 import numpy as np
 
+from elmo_experiments.bilm.pretraining.exclusion import Exclusions
 from elmo_experiments.config.registry import Param
 from elmo_experiments.data.files import iter_lines, read_lines, write_lines
 from elmo_experiments.errors import DataError
 
-FORMATS = ("tokenized", "raw", "brown", "conll")
+FORMATS = ("tokenized", "raw", "brown", "conll", "conll2012")
 SOURCE_PARAMS = (
     Param("path", str, doc="file, folder or glob"),
     Param("format", str, "tokenized", choices=FORMATS),
+    Param("exclude", str, None, doc="CoNLL-2012 documents (file, folder or glob) cut out of "
+          "this raw text before training"),
 )
 SEPARATOR = -1  # between sentences in an id array
 
@@ -56,11 +62,14 @@ def _tokenized(path: Path) -> Iterator[list[str]]:
             yield tokens
 
 
-def _raw(path: Path) -> Iterator[list[str]]:
+def _raw(path: Path, exclusions: Exclusions | None = None) -> Iterator[list[str]]:
     from elmo_experiments.data.tokenizers import split_sentences
 
+    lines = [line for _, line in iter_lines(path)]
+    if exclusions is not None:
+        lines = exclusions.cut("".join(lines), str(path)).splitlines()
     paragraph: list[str] = []
-    for _, line in iter_lines(path):
+    for line in lines:
         if line.strip():
             paragraph.append(line.strip())
             continue
@@ -94,13 +103,34 @@ def _conll(path: Path) -> Iterator[list[str]]:
         yield [fields[0] for fields in rows]
 
 
-READERS = {"tokenized": _tokenized, "raw": _raw, "brown": _brown, "conll": _conll}
+def _conll2012(path: Path) -> Iterator[list[str]]:
+    from elmo_experiments.data.readers.conll2012_text import iter_documents
+
+    for _, sentences in iter_documents(path):
+        yield from sentences
 
 
-def read_sentences(path: str, fmt: str) -> Iterator[list[str]]:
-    """Sentences (token lists) of every file ``path`` names, in sorted file order."""
+READERS = {"tokenized": _tokenized, "raw": _raw, "brown": _brown, "conll": _conll,
+           "conll2012": _conll2012}
+
+
+def read_sentences(path: str, fmt: str, exclude: str | None = None,
+                   report: dict[str, Any] | None = None) -> Iterator[list[str]]:
+    """Sentences (token lists) of every file ``path`` names, in sorted file order; with
+    ``exclude`` (raw text only), those documents cut out first, and noted in ``report``."""
+    if exclude is None:
+        for file in expand(path):
+            yield from READERS[fmt](file)
+        return
+    if fmt != "raw":
+        raise DataError(f"{path}: 'exclude' needs format raw, not {fmt}")
+    exclusions = Exclusions.from_conll2012(expand(exclude))
     for file in expand(path):
-        yield from READERS[fmt](file)
+        yield from _raw(file, exclusions)
+    exclusions.check_all_found(path)
+    if report is not None:
+        report[path] = {"documents": len(exclusions.found),
+                        "characters": sum(n for _, n in exclusions.found.values())}
 
 
 @dataclass
@@ -140,7 +170,12 @@ def fingerprint(train: list[dict[str, str]], evaluation: dict[str, dict[str, str
         return [[str(f.resolve()), f.stat().st_size] for f in expand(source["path"])
                 if f.exists()]
 
-    return {"train": [{**s, "files": files(s)} for s in train],
+    def excluded(source: dict[str, str]) -> dict[str, Any]:
+        if not source.get("exclude"):
+            return {}
+        return {"excluded_files": files({"path": source["exclude"]})}
+
+    return {"train": [{**s, "files": files(s), **excluded(s)} for s in train],
             "evaluation": {n: {**s, "files": files(s)} for n, s in sorted(evaluation.items())},
             "heldout_every": heldout_every, "max_sentence_length": max_sentence_length}
 
@@ -190,8 +225,10 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
 
     arrays = {"train": array("i"), "heldout": array("i")}
     number = 0
+    excluded: dict[str, Any] = {}
     for source in train:
-        for tokens in read_sentences(source["path"], source["format"]):
+        for tokens in read_sentences(source["path"], source["format"], source.get("exclude"),
+                                     excluded):
             number += 1
             heldout = heldout_every > 0 and number % heldout_every == 0
             encode(tokens, arrays["heldout" if heldout else "train"], count=not heldout)
@@ -208,6 +245,6 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
     np.save(directory / "counts.npy", frequency)
     summary = {name: int((np.frombuffer(v, dtype=np.int32) >= 0).sum()) for name, v in
                arrays.items()}
-    (directory / "summary.json").write_text(json.dumps({"tokens": summary,
-                                                        "types": len(types)}, indent=2))
+    (directory / "summary.json").write_text(json.dumps(
+        {"tokens": summary, "types": len(types), "excluded": excluded}, indent=2))
     return PreparedCorpus(directory, types, frequency)

@@ -178,7 +178,7 @@ def test_heldout_every_nth_sentence_across_sources(sources, tmp_path: Path) -> N
     assert corpus.splits() == ["heldout", "ptb_test", "train"]
     summary = json.loads((tmp_path / "prepared" / "summary.json").read_text())
     assert summary == {"tokens": {"train": 14, "heldout": 4, "ptb_test": 3},
-                       "types": len(corpus.types)}
+                       "types": len(corpus.types), "excluded": {}}
 
 
 def test_heldout_every_zero_keeps_everything_in_train(sources, tmp_path: Path) -> None:
