@@ -151,12 +151,16 @@ def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
 @click.option("--batch-size", type=int, default=64, show_default=True)
 @click.option("--state", type=click.Choice(["stateless", "stateful", "warm"]),
               default="stateless", show_default=True)
+@click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32",
+              show_default=True, help="bf16: fast on CPUs with bf16 matrix units (AMX), "
+              "emulated and slow elsewhere")
 def embed(input_file: str, output_file: str, weights: str, layers: str, batch_size: int,
-          state: str) -> None:
+          state: str, precision: str) -> None:
     """Write biLM layers for INPUT (one whitespace-tokenised sentence per line) to OUTPUT.hdf5."""
     from elmo_experiments.bilm.embed import embed_file
 
-    count = embed_file(input_file, output_file, weights, layers, batch_size, state)
+    count = embed_file(input_file, output_file, weights, layers, batch_size, state,
+                       precision=precision)
     click.echo(f"{output_file}: {count} sentences", err=True)
 
 

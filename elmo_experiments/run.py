@@ -160,7 +160,7 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
                         experiment["trainer"], run_dir, experiment.raw, recover, extra_callbacks)
     metrics = summary(trainer, best)
     if experiment["evaluate_on_test"] and "test" in loaders:
-        test = evaluate(model, loaders["test"])
+        test = evaluate(model, loaders["test"], amp=experiment["trainer"].get("amp"))
         metrics.update({f"test_{k}": v for k, v in test.items()})
         logger.info("test: %s", json.dumps({k: round(v, 4) for k, v in test.items()
                                              if isinstance(v, float) and "-" not in k}))

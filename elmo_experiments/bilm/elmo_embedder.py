@@ -15,6 +15,7 @@ from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.config.registry import Param, register
 from elmo_experiments.errors import ConfigError
+from elmo_experiments.precision import PRECISIONS
 
 CACHE_PARAMS = (
     Param("enabled", bool, True, doc="cache per-sentence activations (never in stateful mode)"),
@@ -35,7 +36,8 @@ class ElmoTokenEmbedder(torch.nn.Module):
     def __init__(self, weights: str, mixes: list[dict[str, Any]], dropout: float = 0.5,
                  requires_grad: bool = False, state: str = "stateless",
                  warmup_file: str | None = None, cache: dict[str, Any] | None = None,
-                 char_cache: bool = True, at_input: bool = True) -> None:
+                 char_cache: bool = True, at_input: bool = True, precision: str = "fp32"
+                 ) -> None:
         super().__init__()
         if not mixes:
             raise ValueError("mixes: at least one scalar mix (placement) is needed")
@@ -46,7 +48,7 @@ class ElmoTokenEmbedder(torch.nn.Module):
         if warmup_file is not None:
             with open(warmup_file, encoding="utf-8") as handle:
                 warmup = [line.strip() for line in handle if line.strip()]
-        self.runner = BilmRunner(bilm, state, warmup)
+        self.runner = BilmRunner(bilm, state, warmup, precision)
         self.mixes = torch.nn.ModuleList(ScalarMix(bilm.num_layers, **mix) for mix in mixes)
         self.dropout = torch.nn.Dropout(dropout)
         self.requires_grad = requires_grad
@@ -146,5 +148,7 @@ register(
         Param("warmup_file", str, None),
         Param("cache", fields=CACHE_PARAMS, default={}),
         Param("char_cache", bool, True),
+        Param("precision", str, "fp32", choices=PRECISIONS,
+              doc="biLM inference precision; bf16 is fast only on CPUs with bf16 matrix units"),
     ],
 )(ElmoTokenEmbedder)

@@ -41,7 +41,7 @@ def _select(layers: torch.Tensor, mode: str) -> np.ndarray:
 
 def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
                layers: str = "all", batch_size: int = 64, state: str = "stateless",
-               progress: bool = True) -> int:
+               progress: bool = True, precision: str = "fp32") -> int:
     """Write dataset ``"i"`` for line i (blank lines give 0 tokens) and ``sentence_to_index``.
 
     Lines are processed in order, ``batch_size`` at a time, so stateful runs see the batches
@@ -50,7 +50,7 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
     import h5py
 
     options_file, weight_file = resolve_weights(weights)
-    runner = BilmRunner(load_bilm(options_file, weight_file), state)
+    runner = BilmRunner(load_bilm(options_file, weight_file), state, precision=precision)
     runner.bilm.char_encoder.cache_tokens = True
     total = sum(1 for _ in iter_lines(input_path))
     sentence_to_index: dict[str, str] = {}

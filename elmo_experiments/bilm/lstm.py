@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from elmo_experiments.bilm.lstm_recurrence import LstmRecurrence
+from elmo_experiments.precision import autocast_dtype
 
 LstmState = tuple[torch.Tensor, torch.Tensor]  # h (batch, P), c (batch, C)
 
@@ -52,7 +53,8 @@ class ProjectedLstm(torch.nn.Module):
             return inputs.new_zeros(batch, seq, self.projection_dim), (h, c)
         active = torch.arange(steps, device=inputs.device)[:, None] < lengths[None, :]
         all_active = active.all(dim=1).tolist()  # per step: is every row still running?
-        if torch.is_grad_enabled():
+        if torch.is_grad_enabled() or autocast_dtype(inputs.device.type) is not None:
+            # training, or mixed precision (the fused recurrence handles bf16 products)
             outputs, final = self._steps_autograd(inputs[:, :steps], h, c, active, all_active)
         else:
             outputs, final = self._steps_inference(inputs[:, :steps], h, c, active, all_active)
@@ -68,7 +70,7 @@ class ProjectedLstm(torch.nn.Module):
     def _steps_autograd(self, inputs: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
                         active: torch.Tensor, all_active: list[bool]
                         ) -> tuple[torch.Tensor, LstmState]:
-        """Training: the input product for all steps at once, then the fused recurrence."""
+        """The input product for all steps at once, then the fused recurrence."""
         gates_x = torch.nn.functional.linear(inputs, self.input_weight, self.bias)  # (b, s, 4C)
         outputs, h, c = LstmRecurrence.apply(gates_x, h, c, self.hidden_weight, self.projection,
                                              active, all_active,

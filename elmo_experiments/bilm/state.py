@@ -18,6 +18,7 @@ import torch
 
 from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM, States, remove_boundaries
 from elmo_experiments.bilm.characters import batch_to_ids
+from elmo_experiments.precision import PRECISIONS, warn_if_emulated
 
 STATE_MODES = ("stateful", "stateless", "warm")
 
@@ -36,10 +37,16 @@ class BilmRunner(torch.nn.Module):
     """Calls ``bilm`` with the initial states its mode prescribes; returns layers and mask."""
 
     def __init__(self, bilm: BidirectionalLM, mode: str = "stateless",
-                 warmup: list[str] | None = None) -> None:
+                 warmup: list[str] | None = None, precision: str = "fp32") -> None:
         super().__init__()
         if mode not in STATE_MODES:
             raise ValueError(f"state mode {mode!r} is not one of {STATE_MODES}")
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision {precision!r} is not one of {PRECISIONS}")
+        if precision == "bf16":  # the whole frozen biLM in bf16; layers come back as fp32
+            warn_if_emulated(precision, next(bilm.parameters()).device.type)
+            bilm.to(torch.bfloat16)
+        self.precision = precision
         self.bilm = bilm
         self.mode = mode
         self.warmup = list(warmup or DEFAULT_WARMUP)
@@ -55,8 +62,11 @@ class BilmRunner(torch.nn.Module):
         """Identifies the initial-state rule in cache keys."""
         if self.mode == "warm":
             text = "\n".join(self.warmup).encode("utf-8")
-            return f"warm:{hashlib.sha1(text).hexdigest()}"
-        return self.mode
+            return f"warm:{hashlib.sha1(text).hexdigest()}{self._precision_key()}"
+        return self.mode + self._precision_key()
+
+    def _precision_key(self) -> str:
+        return "" if self.precision == "fp32" else f"|{self.precision}"
 
     def _warm_states(self, reference: torch.Tensor) -> States:
         if self._warm is None:
@@ -90,6 +100,8 @@ class BilmRunner(torch.nn.Module):
             char_ids, self._initial(batch, char_ids))
         if self.mode == "stateful":
             self._carry(finals, batch)
+        if self.precision != "fp32":
+            layers = [layer.float() for layer in layers]
         return layers, mask
 
     def forward(self, char_ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:

@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from elmo_experiments.config.registry import Param, Spec, suggest
 from elmo_experiments.errors import ConfigError
+from elmo_experiments.precision import autocast, warn_if_emulated
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.run_dir import load_checkpoint, save_checkpoint, write_json
 
@@ -31,6 +32,8 @@ TRAINER_PARAMS = (
     Param("callbacks", component="callback", sequence=True, default=[]),
     Param("progress_bar", bool, True),
     Param("device", str, "cpu", doc="torch device to train on, e.g. cpu, cuda, cuda:1"),
+    Param("amp", str, None, choices=("bf16",), doc="mixed precision: products in bf16 under "
+          "autocast; weights, optimizer state and loss stay fp32"),
 )
 
 
@@ -134,8 +137,9 @@ class Trainer:
             tokens += batch.pop("num_tokens", 0)  # text tokens, for the tokens/s figure
             batch = to_device(batch, device)
             self.optimizer.zero_grad(set_to_none=True)
-            output = self.model(**batch)
-            loss = output["loss"]  # the model's own per-batch objective
+            with autocast(self.settings.get("amp"), device.type):
+                output = self.model(**batch)
+            loss = output["loss"].float()  # the model's own per-batch objective
             loss.backward()
             if self.settings["grad_clipping"] is not None:
                 torch.nn.utils.clip_grad_value_(self.model.parameters(),
@@ -176,13 +180,16 @@ class Trainer:
                                f"{self.metric_name!r}{suggest(self.metric_name, known)}"])
         num_epochs = self.settings["num_epochs"]
         patience = self.settings["patience"]
+        warn_if_emulated(self.settings.get("amp") or "fp32",
+                         next(self.model.parameters()).device.type)
         while self.state.epoch < num_epochs:
             if patience is not None and self.state.bad_epochs >= patience:
                 break  # a recovered run that had already stopped early stays stopped
             epoch = self.state.epoch
             start = time.perf_counter()
             train_metrics = self.train_epoch(epoch)
-            validation = (evaluate(self.model, self.validation_loader)
+            amp = self.settings.get("amp")
+            validation = (evaluate(self.model, self.validation_loader, amp=amp)
                           if self.validation_loader is not None else None)
             duration = time.perf_counter() - start
             watched = validation if validation is not None else train_metrics
@@ -238,8 +245,10 @@ def evaluate(
     model: torch.nn.Module,
     loader: Loader,
     predictions: list[dict[str, Any]] | None = None,
+    amp: str | None = None,
 ) -> dict[str, float]:
-    """Loss and metrics over ``loader``; fills ``predictions`` (input order) when given a list."""
+    """Loss and metrics over ``loader``; fills ``predictions`` (input order) when given a list.
+    ``amp``: the training's mixed precision (``bf16``), or None for fp32."""
     model.eval()
     model.get_metrics(reset=True)
     total_loss, batches = 0.0, 0
@@ -247,9 +256,10 @@ def evaluate(
     device = next(model.parameters()).device
     for batch in loader.batches(0):
         batch.pop("num_tokens", None)
-        output = model(**to_device(batch, device))
+        with autocast(amp, device.type):
+            output = model(**to_device(batch, device))
         if "loss" in output:
-            total_loss += output["loss"].item()
+            total_loss += output["loss"].float().item()
             batches += 1
         if predictions is not None:
             for index, record in zip(batch["indices"], model.human_readable(output, batch),

@@ -153,7 +153,8 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     metrics["corpus"] = json.loads((corpus.directory / "summary.json").read_text())
     for split in corpus.splits():
         if split not in ("train", "heldout"):
-            result = evaluate(model, LmLoader(corpus, split, vocab, loader, seed, train=False))
+            result = evaluate(model, LmLoader(corpus, split, vocab, loader, seed, train=False),
+                              amp=values["trainer"].get("amp"))
             metrics.update({f"{split}_{k}": v for k, v in result.items()})
     export_bilm(model, vocab, run_dir / "bilm")
     return finish(trainer, run_dir, metrics)

@@ -1,0 +1,51 @@
+"""Numeric precision: ``fp32`` (the default, exact to the references) or ``bf16``.
+
+``bf16`` runs matrix products in bfloat16, which CPUs with AMX or AVX-512 BF16 units (and GPUs)
+execute several times faster than fp32. On a CPU without them PyTorch emulates bf16 products,
+far *slower* than fp32: ``warn_if_emulated`` says so once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+
+import torch
+
+logger = logging.getLogger("elmo_experiments")
+PRECISIONS = ("fp32", "bf16")
+_warned: set[str] = set()
+
+
+def native_bf16(device: str = "cpu") -> bool:
+    """Whether bf16 matrix products run on dedicated hardware on ``device``."""
+    if device.startswith("cuda"):
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def warn_if_emulated(precision: str, device: str = "cpu") -> None:
+    if precision == "bf16" and not native_bf16(device) and device not in _warned:
+        _warned.add(device)
+        logger.warning("bf16 requested, but this %s has no bf16 matrix units (capability %s): "
+                       "products are emulated and much slower than fp32", device,
+                       torch.backends.cpu.get_cpu_capability())
+
+
+@contextlib.contextmanager
+def autocast(precision: str | None, device: str = "cpu") -> Iterator[None]:
+    """bf16 mixed precision (products in bf16; weights, optimizer state and loss in fp32)."""
+    if precision in (None, "fp32"):
+        yield
+        return
+    device_type = torch.device(device).type
+    with torch.autocast(device_type, dtype=torch.bfloat16):
+        yield
+
+
+def autocast_dtype(device_type: str = "cpu") -> torch.dtype | None:
+    """The low-precision dtype when autocast is on here (for hand-written functions)."""
+    if torch.is_autocast_enabled(device_type):
+        return torch.get_autocast_dtype(device_type)
+    return None
