@@ -2,9 +2,11 @@
 
     python benchmarks/bench_bilm.py [--size original|small|tiny] [--batch 64] [--tokens 20]
                                     [--threads 2] [--repeats 3] [--skip-ner]
+                                    [--precisions fp32 bf16]
 
-Prints: tokens/s of the biLM forward (random weights in the released layout, no caches), the
-achieved GFLOP/s over the peak of a large fp32 matmul measured in the same process, the speed
+Prints, per precision (fp32; bf16 with the whole biLM converted): tokens/s of the biLM forward
+(random weights in the released layout, no caches), the achieved GFLOP/s (all 50 character
+positions counted) over the peak of a large matmul in that precision in the same process, the speed
 with the token-level character cache, and for NER on the embedded sample the time of a second
 epoch with the activation cache over the baseline's epoch time. Figures, not a test.
 """
@@ -19,11 +21,13 @@ import time
 from pathlib import Path
 
 import torch
-from common import matmul_peak
+from common import forward_flops, matmul_peak
 
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.options import BilmOptions
+from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm, write_random_weights
+from elmo_experiments.precision import native_bf16
 
 SIZES = {
     "original": BilmOptions(cell_dim=4096, projection_dim=512),
@@ -38,17 +42,6 @@ def _vocabulary(size: int = 2000, seed: int = 0) -> list[str]:
 
 
 WORDS = _vocabulary()
-
-
-def forward_flops(options: BilmOptions, positions: int) -> float:
-    """Multiply-add FLOPs (x2) of one biLM forward over ``positions`` token positions."""
-    e, f, p, c = (options.char_embedding_dim, options.num_filters, options.projection_dim,
-                  options.cell_dim)
-    cnn = sum(2 * n * w * e * (50 - w + 1) for w, n in options.filters)
-    highway = options.n_highway * 2 * f * 2 * f
-    projection = 2 * f * p
-    lstm = 2 * options.n_layers * (2 * p * 4 * c + 2 * p * 4 * c + 2 * c * p)
-    return positions * (cnn + highway + projection + lstm)
 
 
 def sentences(batch: int, tokens: int, seed: int) -> list[list[str]]:
@@ -70,27 +63,37 @@ def time_forward(bilm, ids: torch.Tensor, repeats: int) -> float:  # type: ignor
 
 def bench_bilm(args: argparse.Namespace) -> None:
     options = SIZES[args.size]
-    peak_before = matmul_peak()
-    with tempfile.TemporaryDirectory() as folder:
-        write_random_weights(folder, options, seed=0)
-        bilm = load_bilm(Path(folder) / "options.json", Path(folder) / "weights.hdf5")
+    peaks = {p: matmul_peak(precision=p) for p in args.precisions}
     ids = batch_to_ids(sentences(args.batch, args.tokens, seed=0))
-    seconds = time_forward(bilm, ids, args.repeats)
-    peak = max(peak_before, matmul_peak())  # the higher peak: the stricter ratio
     tokens = args.batch * args.tokens
     flops = forward_flops(options, args.batch * (args.tokens + 2))
-    achieved = flops / seconds / 1e9
-    print(f"biLM {args.size}: batch {args.batch} x {args.tokens} tokens, {args.threads} threads")
-    print(f"  matmul peak (fp32, 2048^3):       {peak:8.1f} GFLOP/s (best before/after)")
-    print(f"  forward, no caches:               {tokens / seconds:8.0f} tokens/s  "
-          f"{seconds * 1000:7.1f} ms/batch  {achieved:6.1f} GFLOP/s "
-          f"= {achieved / peak:.2f} of peak")
-    bilm.char_encoder.cache_tokens = True
-    time_forward(bilm, ids, 1)  # fills the character cache
-    cached = time_forward(bilm, batch_to_ids(sentences(args.batch, args.tokens, seed=1)),
-                          args.repeats)
-    print(f"  forward, character cache warm:    {tokens / cached:8.0f} tokens/s  "
-          f"{cached * 1000:7.1f} ms/batch  ({seconds / cached:.2f}x)")
+    print(f"biLM {args.size}: batch {args.batch} x {args.tokens} tokens, {args.threads} threads, "
+          f"{flops / (args.batch * (args.tokens + 2)) / 1e6:.1f} MFLOP per position "
+          f"(CPU capability {torch.backends.cpu.get_cpu_capability()}, native bf16: "
+          f"{native_bf16()})")
+    speeds = {}
+    for precision in args.precisions:
+        with tempfile.TemporaryDirectory() as folder:
+            write_random_weights(folder, options, seed=0)
+            bilm = load_bilm(Path(folder) / "options.json", Path(folder) / "weights.hdf5")
+        runner = BilmRunner(bilm, "stateless", precision=precision)
+        seconds = time_forward(runner, ids, args.repeats)
+        peak = max(peaks[precision], matmul_peak(precision=precision))  # the stricter ratio
+        achieved = flops / seconds / 1e9
+        speeds[precision] = tokens / seconds
+        print(f"  {precision} matmul peak (2048^3):  {peak:8.1f} GFLOP/s (best before/after)")
+        print(f"  {precision} forward, no caches:    {tokens / seconds:8.0f} tokens/s  "
+              f"{seconds * 1000:7.1f} ms/batch  {achieved:6.1f} GFLOP/s "
+              f"= {achieved / peak:.2f} of peak")
+        if precision == "fp32":
+            bilm.char_encoder.cache_tokens = True
+            time_forward(runner, ids, 1)  # fills the character cache
+            cached = time_forward(runner, batch_to_ids(sentences(args.batch, args.tokens, 1)),
+                                  args.repeats)
+            print(f"  fp32 forward, character cache warm: {tokens / cached:8.0f} tokens/s  "
+                  f"{cached * 1000:7.1f} ms/batch  ({seconds / cached:.2f}x)")
+    if len(speeds) == 2:
+        print(f"  bf16 / fp32 tokens/s: {speeds['bf16'] / speeds['fp32']:.2f}x")
 
 
 def bench_ner_cache(args: argparse.Namespace) -> None:
@@ -127,6 +130,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-ner", action="store_true")
+    parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"],
+                        choices=["fp32", "bf16"])
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     bench_bilm(args)

@@ -1,10 +1,15 @@
-"""biLM pretraining throughput: training tokens/s for the small and original architectures.
+"""biLM pretraining throughput in fp32 and bf16 (autocast), against each precision's peak.
 
-    python benchmarks/bench_pretrain.py [--sizes small original] [--batch 64] [--tokens 20]
-                                        [--steps 3] [--vocab 50000] [--threads 2]
+    python benchmarks/bench_pretrain.py [--sizes gutenberg small original]
+                                        [--precisions fp32 bf16] [--batch 64] [--tokens 20]
+                                        [--steps 3] [--vocab 28000] [--threads 2]
 
-Each step is a full training step (forward, sampled softmax, backward, Adam update) on random
-sentences; the fp32 matmul peak of the same process is printed for reference. Figures only.
+The architectures are the ``model`` sections of ``experiments/bilm/<size>.jsonnet``. Each step
+is a full training step (forward, sampled softmax, backward, Adam update) on random sentences.
+Printed per size and precision: seconds a step, training tokens/s, the model FLOPs per token
+(as the architecture defines them: all 50 character positions, both directions, the sampled
+softmax, backward = 2 x forward), the GFLOP/s those FLOPs make, and the fraction of the same
+precision's matmul peak measured in this process. Figures only.
 """
 
 from __future__ import annotations
@@ -12,30 +17,24 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from pathlib import Path
 
 import torch
-from common import matmul_peak
+from common import matmul_peak, training_flops
 
 from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm.characters import batch_to_ids
+from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.validate import Validator
+from elmo_experiments.precision import autocast, native_bf16
 
-SIZES = {
-    # experiments/bilm/small.jsonnet
-    "small": {"cell_dim": 512, "projection_dim": 128, "n_highway": 1, "char_embedding_dim": 16,
-              "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256]], "num_samples": 4096},
-    # experiments/bilm/original.jsonnet
-    "original": {"cell_dim": 4096, "projection_dim": 512, "n_highway": 2,
-                 "char_embedding_dim": 16, "num_samples": 8192,
-                 "filters": [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512],
-                             [7, 1024]]},
-}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def build(size: str, vocab: int) -> torch.nn.Module:
+    model = load_config(ROOT / "experiments" / "bilm" / f"{size}.jsonnet")["model"]
     validator = Validator()
-    spec = validator.component({"type": "bilm_lm", "dropout": 0.1, **SIZES[size]}, "model",
-                               "model")
+    spec = validator.component(model, "model", "model")
     assert not validator.problems, validator.problems
     return spec.build(vocab_size=vocab, seed=0)
 
@@ -49,34 +48,60 @@ def batch(size: int, tokens: int, vocab: int, rng: random.Random) -> dict[str, t
             "mask": torch.ones(size, tokens, dtype=torch.bool)}
 
 
+def step_seconds(model: torch.nn.Module, data: dict[str, torch.Tensor], precision: str,
+                 steps: int) -> float:
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    times = []
+    for _ in range(steps + 1):  # the first step warms up
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        with autocast(precision):
+            loss = model(**data)["loss"]
+        loss.backward()
+        optimizer.step()
+        times.append(time.perf_counter() - start)
+    return min(times[1:])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", nargs="+", default=["small", "original"], choices=SIZES)
+    parser.add_argument("--sizes", nargs="+", default=["gutenberg", "small"])
+    parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"],
+                        choices=["fp32", "bf16"])
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--tokens", type=int, default=20)
     parser.add_argument("--steps", type=int, default=3)
-    parser.add_argument("--vocab", type=int, default=50000)
+    parser.add_argument("--vocab", type=int, default=28000)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"fp32 matmul peak: {matmul_peak():.1f} GFLOP/s ({args.threads} threads)")
+    print(f"{args.threads} threads, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
+          f"native bf16 matrix units: {native_bf16()}")
+    peaks = {p: matmul_peak(precision=p) for p in args.precisions}
+    for precision, peak in peaks.items():
+        print(f"{precision} matmul peak (2048^3): {peak:.1f} GFLOP/s")
     rng = random.Random(0)
     for size in args.sizes:
         model = build(size, args.vocab).train()
-        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
         data = batch(args.batch, args.tokens, args.vocab, rng)
-        times = []
-        for _ in range(args.steps + 1):  # the first step warms up
-            start = time.perf_counter()
-            optimizer.zero_grad(set_to_none=True)
-            model(**data)["loss"].backward()
-            optimizer.step()
-            times.append(time.perf_counter() - start)
-        step = min(times[1:])
+        positions, predictions = args.batch * (args.tokens + 2), args.batch * (args.tokens + 1)
+        flops = training_flops(model.bilm.options, positions, predictions,
+                               model.softmax.num_samples)
+        tokens = args.batch * args.tokens
         params = sum(p.numel() for p in model.bilm.parameters()) / 1e6
         print(f"{size}: {params:.1f}M biLM parameters, softmax {args.vocab} x "
-              f"{model.softmax.weight.shape[1]}, batch {args.batch} x {args.tokens}: "
-              f"{step:.2f} s a step, {args.batch * args.tokens / step:,.0f} training tokens/s")
+              f"{model.softmax.weight.shape[1]}, {model.softmax.num_samples} samples, batch "
+              f"{args.batch} x {args.tokens}: {flops / tokens / 1e6:.1f} MFLOP per token")
+        speeds = {}
+        for precision in args.precisions:
+            seconds = step_seconds(model, data, precision, args.steps)
+            speeds[precision] = tokens / seconds
+            achieved = flops / seconds / 1e9
+            print(f"  {precision}: {seconds:.3f} s a step, {tokens / seconds:8,.0f} training "
+                  f"tokens/s, {achieved:6.1f} GFLOP/s = {achieved / peaks[precision]:.2f} of the "
+                  f"{precision} peak")
+        if len(speeds) == 2:
+            print(f"  bf16 / fp32 tokens/s: {speeds['bf16'] / speeds['fp32']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -6,14 +6,53 @@ import time
 
 import torch
 
+from elmo_experiments.bilm.options import BilmOptions
 
-def matmul_peak(size: int = 2048, repeats: int = 10) -> float:
-    """Best GFLOP/s of an fp32 (size x size) @ (size x size) product in this process."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def matmul_peak(size: int = 2048, repeats: int = 10, precision: str = "fp32",
+                budget_s: float = 20.0) -> float:
+    """Best GFLOP/s of a (size x size) @ (size x size) product in ``precision`` in this
+    process (fewer repeats once ``budget_s`` is spent: emulated bf16 is very slow)."""
+    a = torch.randn(size, size, dtype=DTYPES[precision])
+    b = torch.randn(size, size, dtype=DTYPES[precision])
     torch.mm(a, b)
-    best = float("inf")
+    best, spent = float("inf"), 0.0
     for _ in range(repeats):
         start = time.perf_counter()
         torch.mm(a, b)
-        best = min(best, time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        best, spent = min(best, elapsed), spent + elapsed
+        if spent > budget_s:
+            break
     return 2 * size**3 / best / 1e9
+
+
+def token_layer_flops(options: BilmOptions) -> float:
+    """FLOPs (2 per multiply-add) of the character token layer at one position, all 50
+    character positions counted, as the architecture defines it."""
+    e, f, p = options.char_embedding_dim, options.num_filters, options.projection_dim
+    cnn = sum(2 * n * w * e * (50 - w + 1) for w, n in options.filters)
+    highway = options.n_highway * 2 * f * 2 * f
+    return cnn + highway + 2 * f * p
+
+
+def lstm_flops(options: BilmOptions) -> float:
+    """FLOPs of both directions' LSTM stacks at one position (input, recurrent, projection)."""
+    p, c = options.projection_dim, options.cell_dim
+    return 2 * options.n_layers * (2 * p * 4 * c + 2 * p * 4 * c + 2 * c * p)
+
+
+def forward_flops(options: BilmOptions, positions: int) -> float:
+    """FLOPs of one biLM forward over ``positions`` token positions (boundaries included)."""
+    return positions * (token_layer_flops(options) + lstm_flops(options))
+
+
+def training_flops(options: BilmOptions, positions: int, predictions: int,
+                   num_samples: int) -> float:
+    """FLOPs of one LM training step: forward over ``positions``, a sampled softmax of
+    ``num_samples`` (+ the true word) for ``predictions`` per direction, and the backward
+    pass counted as twice the forward."""
+    softmax = 2 * predictions * 2 * (num_samples + 1) * options.projection_dim
+    return 3 * (forward_flops(options, positions) + softmax)
