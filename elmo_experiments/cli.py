@@ -77,11 +77,34 @@ def pretrain(config: str, serialization_dir: str, force: bool, recover: bool,
 @click.argument("run_dir", type=click.Path(file_okay=False))
 @click.argument("output_dir", type=click.Path(file_okay=False))
 @click.option("--weights", default="best.pt", show_default=True)
-def export_bilm(run_dir: str, output_dir: str, weights: str) -> None:
+@click.option("--float16", is_flag=True, help="store the arrays in half precision (half the size)")
+def export_bilm(run_dir: str, output_dir: str, weights: str, float16: bool) -> None:
     """Export a pretraining run's checkpoint to OUTPUT_DIR in the released layout."""
     from elmo_experiments.bilm.pretraining.run import export_run
 
-    click.echo(f"exported to {export_run(run_dir, output_dir, weights)}", err=True)
+    click.echo(f"exported to {export_run(run_dir, output_dir, weights, float16)}", err=True)
+
+
+@cli.command()
+@click.argument("bilm")
+@click.argument("text", type=click.Path(exists=True))
+@click.option("--format", "fmt", type=click.Choice(["raw", "tokenized", "conll2012", "conll",
+                                                    "brown"]),
+              default="raw", show_default=True, help="how to read TEXT (as in pretraining)")
+@click.option("--split", default="heldout", show_default=True,
+              help="the split to score when TEXT is a prepared corpus folder")
+@click.option("--max-sentence-length", type=int, default=60, show_default=True,
+              help="longer sentences are cut into pieces, as in pretraining")
+@click.option("--batch-size", type=int, default=64, show_default=True)
+def perplexity(bilm: str, text: str, fmt: str, split: str, max_sentence_length: int,
+               batch_size: int) -> None:
+    """Exact-softmax perplexity of the exported biLM BILM (a directory or known name) on TEXT."""
+    from elmo_experiments.bilm.pretraining.perplexity import perplexity as score
+
+    result = score(bilm, text, fmt, split, max_sentence_length, batch_size)
+    click.echo(f"tokens {result['tokens']}  forward {result['perplexity_forward']:.2f}  "
+               f"backward {result['perplexity_backward']:.2f}  "
+               f"average {result['perplexity']:.2f}")
 
 
 @cli.command()

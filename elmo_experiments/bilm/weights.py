@@ -132,8 +132,9 @@ def load_weights(bilm: BidirectionalLM, path: str | Path) -> None:
             _assign(bilm, role, dataset[...])
 
 
-def save_weights(bilm: BidirectionalLM, directory: str | Path) -> Path:
-    """Write ``options.json`` and ``weights.hdf5`` in the released layout into ``directory``."""
+def save_weights(bilm: BidirectionalLM, directory: str | Path, dtype: type = np.float32) -> Path:
+    """Write ``options.json`` and ``weights.hdf5`` in the released layout into ``directory``
+    (``dtype`` float16 halves the file; loading always upcasts to float32)."""
     import json
 
     import h5py
@@ -146,7 +147,7 @@ def save_weights(bilm: BidirectionalLM, directory: str | Path) -> Path:
     def write(tmp: str) -> None:
         with h5py.File(tmp, "w") as handle:
             for name, _, role in _layout(bilm):
-                handle.create_dataset(name, data=_extract(bilm, role))
+                handle.create_dataset(name, data=_extract(bilm, role).astype(dtype))
 
     atomic_write(directory / WEIGHTS_FILE, write)
     return directory

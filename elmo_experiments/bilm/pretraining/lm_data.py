@@ -17,6 +17,7 @@ from elmo_experiments.data.files import read_lines, write_lines
 
 BOS, EOS, UNK = "<S>", "</S>", "<UNK>"
 SPECIALS = (BOS, EOS, UNK)
+SOFTMAX_FILE, VOCAB_FILE = "softmax.hdf5", "vocab.txt"  # beside an exported biLM's weights
 LM_LOADER_PARAMS = (
     Param("batch_size", int, 64, doc="sentences per batch"),
     Param("max_tokens", int, None),

@@ -10,7 +10,13 @@ from typing import Any
 import torch
 
 from elmo_experiments.bilm.pretraining.corpus import SOURCE_PARAMS, PreparedCorpus, load_or_prepare
-from elmo_experiments.bilm.pretraining.lm_data import LM_LOADER_PARAMS, LmLoader, SoftmaxVocabulary
+from elmo_experiments.bilm.pretraining.lm_data import (
+    LM_LOADER_PARAMS,
+    SOFTMAX_FILE,
+    VOCAB_FILE,
+    LmLoader,
+    SoftmaxVocabulary,
+)
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
 from elmo_experiments.bilm.weights import load_weights, save_weights
 from elmo_experiments.config.loader import load_config
@@ -45,7 +51,6 @@ PRETRAIN_PARAMS = (
     Param("trainer", fields=TRAINER_PARAMS),
     Param("random_seed", int, 13370),
 )
-SOFTMAX_FILE, VOCAB_FILE = "softmax.hdf5", "vocab.txt"
 RESERVED_SPLITS = ("train", "heldout", "counts")  # file names in the prepared corpus
 
 
@@ -72,17 +77,21 @@ def validate_pretrain(config: dict[str, Any], source: str) -> dict[str, Any]:
     return values
 
 
-def export_bilm(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: str | Path
-                ) -> Path:
-    """``options.json`` + ``weights.hdf5`` (released layout), ``softmax.hdf5`` and ``vocab.txt``."""
+def export_bilm(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: str | Path,
+                float16: bool = False) -> Path:
+    """``options.json`` + ``weights.hdf5`` (released layout), ``softmax.hdf5`` and ``vocab.txt``;
+    ``float16`` stores the arrays in half precision (loaders upcast them)."""
     import h5py
+    import numpy as np
 
-    directory = save_weights(model.bilm, directory)
+    dtype = np.float16 if float16 else np.float32
+    directory = save_weights(model.bilm, directory, dtype)
 
     def write(tmp: str) -> None:
         with h5py.File(tmp, "w") as handle:
-            handle.create_dataset("softmax/W", data=model.softmax.weight.detach().numpy())
-            handle.create_dataset("softmax/b", data=model.softmax.bias.detach().numpy())
+            for name, tensor in (("W", model.softmax.weight), ("b", model.softmax.bias)):
+                handle.create_dataset(f"softmax/{name}",
+                                      data=tensor.detach().cpu().numpy().astype(dtype))
 
     atomic_write(directory / SOFTMAX_FILE, write)
     vocab.save(directory / VOCAB_FILE)
@@ -160,7 +169,8 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     return finish(trainer, run_dir, metrics)
 
 
-def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt") -> Path:
+def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt",
+               float16: bool = False) -> Path:
     """Export a pretraining run's checkpoint (e.g. of an interrupted run) to the released layout."""
     run_dir = Path(run_dir)
     config_file = run_dir / "config.json"
@@ -173,4 +183,4 @@ def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt"
     if "model" not in checkpoint:
         raise DataError(f"{run_dir / weights}: not a model checkpoint")
     model.load_state_dict(checkpoint["model"])
-    return export_bilm(model, vocab, output)
+    return export_bilm(model, vocab, output, float16)

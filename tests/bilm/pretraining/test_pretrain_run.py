@@ -292,3 +292,46 @@ def test_fine_tuning_on_task_text_keeps_the_softmax_vocabulary(runs, tmp_path: P
     assert (tuned / "vocab.txt").read_text() == (export / "vocab.txt").read_text()
     assert metrics["ner_dev_perplexity"] > 0
     assert "Lindqvist" in (tuned / "corpus" / "types.txt").read_text()  # read the NER tokens
+
+
+def test_perplexity_command_reproduces_the_run(runs, capsys) -> None:
+    """``elmo-exp perplexity`` on the exported biLM gives the run's own figures: on a text
+    file (the evaluation set) and on a prepared corpus split (heldout, model selection)."""
+    from elmo_experiments.bilm.pretraining.perplexity import perplexity
+
+    metrics = json.loads((runs["straight"] / "metrics.json").read_text())
+    bilm = str(runs["straight"] / "bilm")
+    text = perplexity(bilm, str(ROOT / "tasks/bilm/sample/heldout.txt"), "tokenized",
+                      max_sentence_length=100, progress=False)
+    assert text["tokens"] == metrics["corpus"]["tokens"]["sample_heldout"]
+    for key in ("perplexity", "perplexity_forward", "perplexity_backward"):
+        assert text[key] == pytest.approx(metrics[f"sample_heldout_{key}"], rel=1e-5)
+    heldout = perplexity(bilm, str(runs["straight"] / "corpus"), split="heldout",
+                         progress=False)
+    assert heldout["perplexity"] == pytest.approx(metrics["best_validation_perplexity"],
+                                                  rel=1e-5)
+    cli(["perplexity", bilm, str(ROOT / "tasks/bilm/sample/heldout.txt"), "--format",
+         "tokenized", "--max-sentence-length", "100"])
+    assert f"average {text['perplexity']:.2f}" in capsys.readouterr().out
+
+
+def test_float16_export_keeps_perplexity_within_1e3(runs, tmp_path: Path) -> None:
+    from elmo_experiments.bilm.pretraining.perplexity import perplexity
+
+    half = export_run(runs["straight"], tmp_path / "half", float16=True)
+    with h5py.File(half / "weights.hdf5", "r") as handle:
+        assert handle["char_embed"].dtype == np.float16
+    full = perplexity(str(runs["straight"] / "bilm"), str(runs["straight"] / "corpus"),
+                      progress=False)
+    low = perplexity(str(half), str(runs["straight"] / "corpus"), progress=False)
+    assert low["perplexity"] == pytest.approx(full["perplexity"], rel=1e-3)
+
+
+def test_perplexity_needs_the_softmax(tiny_bilm_dir: Path, tmp_path: Path) -> None:
+    from elmo_experiments.bilm.pretraining.perplexity import perplexity
+    from elmo_experiments.errors import DataError
+
+    text = tmp_path / "t.txt"
+    text.write_text("a b c\n")
+    with pytest.raises(DataError, match="no softmax.hdf5"):
+        perplexity(str(tiny_bilm_dir), str(text), "tokenized", progress=False)

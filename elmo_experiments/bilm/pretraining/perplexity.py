@@ -1,0 +1,94 @@
+"""``elmo-exp perplexity``: exact-softmax perplexity of an exported biLM on a text.
+
+The text is read and tokenised as pretraining reads it (``corpus.py`` formats; long sentences
+cut into pieces of ``max_sentence_length``); a prepared corpus folder may be given instead,
+with one of its splits (e.g. ``heldout``). Every word outside the biLM's softmax vocabulary is
+one ``<UNK>`` prediction, as in pretraining.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from elmo_experiments.bilm.options import BilmOptions
+from elmo_experiments.bilm.pretrained import resolve_weights
+from elmo_experiments.bilm.pretraining.corpus import PreparedCorpus, prepare_corpus
+from elmo_experiments.bilm.pretraining.lm_data import (
+    SOFTMAX_FILE,
+    VOCAB_FILE,
+    LmLoader,
+    SoftmaxVocabulary,
+)
+from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
+from elmo_experiments.bilm.weights import load_weights
+from elmo_experiments.errors import DataError
+from elmo_experiments.training.trainer import evaluate
+
+
+def load_language_model(weights: str) -> tuple[BilmLanguageModel, SoftmaxVocabulary]:
+    """The biLM of a directory or known name, with its softmax (exact) and vocabulary."""
+    import h5py
+
+    options_file, weight_file = resolve_weights(weights)
+    folder = weight_file.parent
+    for needed in (SOFTMAX_FILE, VOCAB_FILE):
+        if not (folder / needed).is_file():
+            raise DataError(f"{folder}: no {needed}; perplexity needs a biLM exported by "
+                            "elmo-exp pretrain (softmax.hdf5 and vocab.txt beside the weights)")
+    vocab = SoftmaxVocabulary.load(folder / VOCAB_FILE)
+    model = BilmLanguageModel(BilmOptions.load(options_file), len(vocab), dropout=0.0)
+    load_weights(model.bilm, weight_file)
+    with h5py.File(folder / SOFTMAX_FILE, "r") as handle, torch.no_grad():
+        for name, parameter in (("W", model.softmax.weight), ("b", model.softmax.bias)):
+            if f"softmax/{name}" not in handle:
+                raise DataError(f"{folder / SOFTMAX_FILE}: missing dataset softmax/{name}")
+            value = torch.from_numpy(handle[f"softmax/{name}"][...]).float()  # upcast fp16
+            if value.shape != parameter.shape:
+                raise DataError(f"{folder / SOFTMAX_FILE}: softmax/{name} has shape "
+                                f"{tuple(value.shape)}, expected {tuple(parameter.shape)}")
+            parameter.copy_(value)
+    return model.eval(), vocab
+
+
+class _Progress:
+    """A loader that shows a progress bar over its batches."""
+
+    def __init__(self, loader: LmLoader, show: bool) -> None:
+        self.loader, self.show = loader, show
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def batches(self, epoch: int) -> Iterator[dict[str, Any]]:
+        yield from tqdm(self.loader.batches(epoch), total=len(self.loader), unit="batch",
+                        disable=not self.show, leave=False)
+
+
+def perplexity(weights: str, text: str, fmt: str = "raw", split: str = "heldout",
+               max_sentence_length: int = 60, batch_size: int = 64,
+               progress: bool = True) -> dict[str, float]:
+    """Forward, backward and average perplexity (exact softmax) and the token count."""
+    model, vocab = load_language_model(weights)
+    settings = {"batch_size": batch_size, "max_tokens": None, "batches_per_epoch": None,
+                "max_eval_sentences": None}
+    with tempfile.TemporaryDirectory() as folder:
+        if Path(text).is_dir() and (Path(text) / "types.txt").is_file():
+            corpus = PreparedCorpus.load(text)  # a prepared corpus: one of its splits
+        else:
+            split = "text"
+            corpus = prepare_corpus([], {split: {"path": text, "format": fmt}}, folder,
+                                    heldout_every=0, max_sentence_length=max_sentence_length)
+        loader = LmLoader(corpus, split, vocab, settings, train=False)
+        if not len(loader.spans):
+            raise DataError(f"{text}: no sentences to score")
+        tokens = int(sum(end - start for start, end in loader.spans))
+        metrics = evaluate(model, _Progress(loader, progress))
+    return {"perplexity_forward": metrics["perplexity_forward"],
+            "perplexity_backward": metrics["perplexity_backward"],
+            "perplexity": metrics["perplexity"], "tokens": tokens}
