@@ -1,7 +1,13 @@
-"""Where biLM weights come from: a directory, or a known released name with a local cache."""
+"""Where biLM weights come from: a directory, a biLM shipped inside the package (``gutenberg``),
+or a known released name downloaded once into a local cache.
+
+A directory with a ``SHA256SUMS`` file (every export writes one; the shipped biLMs have one) is
+checked against it when loaded, once per process: a damaged copy is a one-line error.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -38,6 +44,63 @@ KNOWN = {
 }
 
 
+SHIPPED_ROOT = Path(__file__).resolve().parent / "models"  # biLMs that ship with the package
+CHECKSUMS_FILE = "SHA256SUMS"
+
+
+def shipped() -> dict[str, Path]:
+    """Name -> folder of every biLM shipped inside the package (a folder with a model card)."""
+    if not SHIPPED_ROOT.is_dir():
+        return {}
+    return {p.name: p for p in sorted(SHIPPED_ROOT.iterdir())
+            if (p / "MODEL_CARD.md").is_file() and (p / OPTIONS_FILE).is_file()}
+
+
+def sha256_of(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_checksums(directory: str | Path) -> Path:
+    """``SHA256SUMS`` over the files of ``directory`` (``sha256sum -c`` reads it)."""
+    from elmo_experiments.data.files import atomic_write
+
+    directory = Path(directory)
+    names = sorted(p.name for p in directory.iterdir()
+                   if p.is_file() and p.name != CHECKSUMS_FILE and not p.name.startswith("."))
+    text = "".join(f"{sha256_of(directory / n)}  {n}\n" for n in names)
+    atomic_write(directory / CHECKSUMS_FILE, lambda tmp: Path(tmp).write_text(text))
+    return directory / CHECKSUMS_FILE
+
+
+_verified: set[tuple[str, int, int]] = set()
+
+
+def verify_checksums(directory: Path) -> None:
+    """Check every file ``SHA256SUMS`` lists (no-op without one; once per file version)."""
+    listing = directory / CHECKSUMS_FILE
+    if not listing.is_file():
+        return
+    for number, line in enumerate(listing.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        expected, _, name = line.partition("  ")
+        path = directory / name
+        if not path.is_file():
+            raise DataError(f"{listing}:{number}: {name} is missing")
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+        if key in _verified:
+            continue
+        if sha256_of(path) != expected:
+            raise DataError(f"{path}: SHA-256 differs from {listing} (damaged or replaced "
+                            "file; reinstall the package or re-export the biLM)")
+        _verified.add(key)
+
+
 def cache_root() -> Path:
     return Path(os.environ.get("ELMO_CACHE_DIR", Path.home() / ".cache" / "elmo-experiments"))
 
@@ -61,16 +124,20 @@ def _download(url: str, target: Path, sha1: str | None, folder: Path) -> None:
 
 
 def resolve_weights(spec: str) -> tuple[Path, Path]:
-    """(options.json, weights.hdf5) for a directory or a known name (downloaded once)."""
+    """(options.json, weights.hdf5) for a directory, a shipped biLM or a released name
+    (downloaded once)."""
     path = Path(spec).expanduser()
+    if not path.is_dir() and spec in shipped():
+        path = shipped()[spec]
     if path.is_dir():
         options, weights = path / OPTIONS_FILE, path / WEIGHTS_FILE
         for needed in (options, weights):
             if not needed.is_file():
                 raise DataError(f"{path}: biLM directory lacks {needed.name}")
+        verify_checksums(path)
         return options, weights
     if spec not in KNOWN:
-        known = ", ".join(sorted(KNOWN))
+        known = ", ".join([*shipped(), *sorted(KNOWN)])
         raise DataError(f"{spec}: not a biLM directory (options.json + weights.hdf5) nor a known "
                         f"name ({known})")
     released = KNOWN[spec]

@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from elmo_experiments.bilm.pretrained import write_checksums
 from elmo_experiments.bilm.pretraining.corpus import SOURCE_PARAMS, PreparedCorpus, load_or_prepare
 from elmo_experiments.bilm.pretraining.lm_data import (
     LM_LOADER_PARAMS,
@@ -95,6 +96,7 @@ def export_bilm(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: s
 
     atomic_write(directory / SOFTMAX_FILE, write)
     vocab.save(directory / VOCAB_FILE)
+    write_checksums(directory)
     return directory
 
 

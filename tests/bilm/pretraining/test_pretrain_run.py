@@ -224,8 +224,11 @@ def test_export_bilm_command(runs, tmp_path: Path) -> None:
                              str(runs["resumed"]), str(out), "--weights", "last.pt"],
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["options.json", "softmax.hdf5",
-                                                     "vocab.txt", "weights.hdf5"]
+    assert sorted(p.name for p in out.iterdir()) == ["SHA256SUMS", "options.json",
+                                                     "softmax.hdf5", "vocab.txt",
+                                                     "weights.hdf5"]
+    listed = [line.split("  ")[1] for line in (out / "SHA256SUMS").read_text().splitlines()]
+    assert listed == ["options.json", "softmax.hdf5", "vocab.txt", "weights.hdf5"]
     loaded = load_bilm(out / "options.json", out / "weights.hdf5")
     last = trained_model(runs["resumed"], "last.pt")
     for ours, theirs in zip(bilm_outputs(last.bilm), bilm_outputs(loaded), strict=True):
@@ -333,5 +336,5 @@ def test_perplexity_needs_the_softmax(tiny_bilm_dir: Path, tmp_path: Path) -> No
 
     text = tmp_path / "t.txt"
     text.write_text("a b c\n")
-    with pytest.raises(DataError, match="no softmax.hdf5"):
+    with pytest.raises(DataError, match=r"no softmax\.hdf5"):
         perplexity(str(tiny_bilm_dir), str(text), "tokenized", progress=False)
