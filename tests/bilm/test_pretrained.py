@@ -43,7 +43,7 @@ def test_a_damaged_file_is_refused(shipped_root: Path) -> None:
 
 def test_a_missing_listed_file_is_refused(shipped_root: Path) -> None:
     (shipped_root / "demo" / "options.json").rename(shipped_root / "demo" / "o.json")
-    with pytest.raises(DataError, match="lacks options.json"):
+    with pytest.raises(DataError, match=r"lacks options\.json"):
         resolve_weights(str(shipped_root / "demo"))
     (shipped_root / "demo" / "o.json").rename(shipped_root / "demo" / "options.json")
     (shipped_root / "demo" / "MODEL_CARD.md").unlink()
