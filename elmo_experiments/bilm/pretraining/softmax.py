@@ -47,7 +47,8 @@ class SharedSoftmax(torch.nn.Module):
         hits = samples[None, :] == targets[:, None]  # accidental hits of the true class
         sampled = sampled.masked_fill(hits, float("-inf"))
         logits = torch.cat([true_logits[:, None], sampled], dim=1)  # (n, 1 + S)
-        return -torch.log_softmax(logits.float(), dim=1)[:, 0]  # fp32 under bf16 autocast
+        wide = torch.promote_types(logits.dtype, torch.float32)  # fp32 under bf16 autocast
+        return -torch.log_softmax(logits.to(wide), dim=1)[:, 0]
 
     def forward(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         if self.training and 0 < self.num_samples < self.weight.shape[0]:
