@@ -67,7 +67,7 @@ def test_the_excerpt_is_cut_whatever_its_tokenisation_and_wrapping(files) -> Non
 
 def test_an_excerpt_not_found_stops_preparation(files, tmp_path: Path) -> None:
     (files["excerpts"] / "two.conll").write_text(conll("lost", [["Not", "in", "any", "novel"]]))
-    with pytest.raises(DataError, match="excluded documents not found in its text: .lost."):
+    with pytest.raises(DataError, match=r"excluded documents not found in its text: .lost."):
         list(read_sentences(str(files["novels"]), "raw", str(files["excerpts"])))
 
 
