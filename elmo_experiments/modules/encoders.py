@@ -6,6 +6,7 @@ import torch
 
 from elmo_experiments.config.registry import Param, register
 from elmo_experiments.modules.dropout import VariationalDropout
+from elmo_experiments.precision import run_lstm
 
 
 def reverse_padded(inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -53,9 +54,10 @@ class StackedLstm(torch.nn.Module):
         output = inputs
         for layer, forward_lstm in enumerate(self.forward_layers):
             dropped = self.dropout(output)  # (batch, seq, dim)
-            forward_states, _ = forward_lstm(dropped)  # (batch, seq, hidden)
+            forward_states, _ = run_lstm(forward_lstm, dropped)  # (batch, seq, hidden)
             if self.bidirectional:
-                reversed_states, _ = self.backward_layers[layer](reverse_padded(dropped, lengths))
+                reversed_states, _ = run_lstm(self.backward_layers[layer],
+                                              reverse_padded(dropped, lengths))
                 backward_states = reverse_padded(reversed_states, lengths)
                 output = torch.cat([forward_states, backward_states], dim=-1)
             else:
