@@ -15,6 +15,7 @@ import torch
 from elmo_experiments.training.callbacks import Callback, JsonlLog
 from elmo_experiments.training.run_dir import load_checkpoint, write_json
 from elmo_experiments.training.trainer import Loader, Trainer, build_scheduler
+from elmo_experiments.version import code_version
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -39,8 +40,9 @@ def fit(model: torch.nn.Module, train_loader: Loader, validation_loader: Loader 
         trainer.restore()
     for callback in callbacks:
         callback.on_start(run_dir, config)
-    logger.info("training %d parameters, %d batches an epoch",
-                sum(p.numel() for p in model.parameters() if p.requires_grad), len(train_loader))
+    logger.info("training %d parameters, %d batches an epoch (code %s)",
+                sum(p.numel() for p in model.parameters() if p.requires_grad), len(train_loader),
+                code_version())
     best = trainer.train()
     if (run_dir / "best.pt").is_file():
         model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
@@ -55,6 +57,7 @@ def summary(trainer: Trainer, best: dict[str, Any]) -> dict[str, Any]:
         "epochs_completed": state.epoch,
         "training_duration_s": state.elapsed,
         "epoch_durations_s": [r["duration_s"] for r in state.history],
+        "code": code_version(),  # the code that finished the run (each start is in out.log)
     }
     if "elmo_mixes" in best:
         metrics["elmo_mixes"] = best["elmo_mixes"]

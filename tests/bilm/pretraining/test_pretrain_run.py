@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,7 @@ def test_metrics_report_perplexities_and_the_corpus(runs) -> None:
     metrics = json.loads((runs["straight"] / "metrics.json").read_text())
     assert metrics["epochs_completed"] == 2
     assert metrics["best_epoch"] in (1, 2)
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|elmo-experiments \S+", metrics["code"])
     for prefix in ("best_validation", "sample_heldout"):
         for suffix in ("perplexity", "perplexity_forward", "perplexity_backward", "loss"):
             assert np.isfinite(metrics[f"{prefix}_{suffix}"])
