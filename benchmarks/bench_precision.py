@@ -98,7 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weights", default=None)
     parser.add_argument("--epochs", type=int, default=6)
-    parser.add_argument("--ner-epochs", type=int, default=10)
+    parser.add_argument("--ner-epochs", type=int, default=10, help="0 skips NER")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -106,7 +106,8 @@ def main() -> None:
           f"units: {native_bf16()}")
     activations(args.weights)
     pretraining(args.epochs)
-    ner(args.ner_epochs)
+    if args.ner_epochs:
+        ner(args.ner_epochs)
 
 
 if __name__ == "__main__":
