@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 declare -A ARGS=(
   [bench_pretrain]="--sizes gutenberg small --steps 3"
-  [bench_bilm]="--size original --skip-ner --repeats 2"
+  [bench_bilm]="--size original --skip-ner --repeats 1 --batch 16"
   [bench_precision]="--ner-epochs 0"
   [bench_ner]="--epochs 3"
 )

@@ -1,7 +1,7 @@
 // SNLI with ELMo at the input and the output of the encoding BiLSTM, layer norm, λ = 0.001,
 // L2 1e-4 on the weight matrices, 50% dropout after the attention (PAPER.md section 5).
 //   ELMO_WEIGHTS=/path/to/bilm elmo-exp train experiments/snli.jsonnet -s runs/snli
-//   ELMO_DATA_DIR=../shared/data ELMO_WEIGHTS=... elmo-exp train experiments/snli.jsonnet -s runs/snli
+//   ELMO_DATA_DIR=/path/to/data ELMO_WEIGHTS=... elmo-exp train experiments/snli.jsonnet -s runs/snli
 // ELMo at one placement: -o 'model.token_embedders.elmo.mixes=[{"l2":0.001,"layer_norm":true}]'
 // (input only), plus -o model.token_embedders.elmo.at_input=false (output only).
 // CPU-sized variant: ELMO_SIZE=cpu. Paper (full train, test accuracy): 88.7 ± 0.17; baseline 88.0.

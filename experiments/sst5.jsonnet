@@ -1,6 +1,6 @@
 // SST-5 with ELMo at the input and the integrator's output, λ = 0.001 (PAPER.md section 5).
 //   ELMO_WEIGHTS=/path/to/bilm elmo-exp train experiments/sst5.jsonnet -s runs/sst5
-//   ELMO_DATA_DIR=../shared/data ELMO_WEIGHTS=... elmo-exp train experiments/sst5.jsonnet -s runs/sst5
+//   ELMO_DATA_DIR=/path/to/data ELMO_WEIGHTS=... elmo-exp train experiments/sst5.jsonnet -s runs/sst5
 // CPU-sized variant: ELMO_SIZE=cpu. ELMo at the input only: -o 'model.token_embedders.elmo.mixes=[{"l2":0.001}]';
 // at the output only: add -o model.token_embedders.elmo.at_input=false.
 // Paper (original biLM, test accuracy): 54.7 ± 0.5; baseline 51.4. See tasks/sst5/README.md.

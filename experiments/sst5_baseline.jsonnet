@@ -1,6 +1,6 @@
 // SST-5 baseline: BCN, no ELMo (PAPER.md section 5). Fine-grained sentence accuracy.
 //   elmo-exp train experiments/sst5_baseline.jsonnet -s runs/sst5_baseline
-//   ELMO_DATA_DIR=../shared/data elmo-exp train experiments/sst5_baseline.jsonnet -s runs/sst5_baseline
+//   ELMO_DATA_DIR=/path/to/data elmo-exp train experiments/sst5_baseline.jsonnet -s runs/sst5_baseline
 // CPU-sized variant (100-d BiLSTMs, 12 epochs): ELMO_SIZE=cpu; see tasks/sst5/README.md.
 // Paper (GloVe, test accuracy): 51.4. See tasks/sst5/README.md.
 // Ours (CPU variant, random 100-d vectors, seed 13370): dev 45.23 / test 44.34.

@@ -24,7 +24,7 @@ def resolve_data_path(path: str | Path) -> Path:
         return gzipped
     hint = ""
     if DATA_DIR_VARIABLE not in os.environ:
-        hint = f" (set {DATA_DIR_VARIABLE} to the data root, e.g. ../shared/data)"
+        hint = f" (set {DATA_DIR_VARIABLE} to the data root)"
     raise DataError(f"{path}: no such data file{hint}")
 
 

@@ -1,8 +1,8 @@
 // Domain fine-tuning (PAPER.md supplement A.1): continue a biLM on the NER training text (labels
 // ignored) for one pass, then use it frozen in experiments/ner.jsonnet.
-//   ELMO_DATA_DIR=../shared/data elmo-exp pretrain experiments/bilm/finetune_ner.jsonnet \
+//   ELMO_DATA_DIR=/path/to/data elmo-exp pretrain experiments/bilm/finetune_ner.jsonnet \
 //       -s runs/bilm_ner --init-from runs/bilm_small/bilm
-//   ELMO_WEIGHTS=runs/bilm_ner/bilm ELMO_DATA_DIR=../shared/data elmo-exp train experiments/ner.jsonnet -s runs/ner_elmo_ft
+//   ELMO_WEIGHTS=runs/bilm_ner/bilm ELMO_DATA_DIR=/path/to/data elmo-exp train experiments/ner.jsonnet -s runs/ner_elmo_ft
 // The architecture must be the one of the --init-from biLM (here: small.jsonnet's); its softmax
 // vocabulary and weights carry over (corpus.vocab_size applies only without --init-from).
 local data = import 'data.libsonnet';

@@ -1,5 +1,5 @@
 // The biLM that ships inside the package as `weights: 'gutenberg'` (see its MODEL_CARD.md).
-//   ELMO_DATA_DIR=../shared/data elmo-exp pretrain experiments/bilm/gutenberg.jsonnet -s runs/bilm_gutenberg
+//   ELMO_DATA_DIR=/path/to/data elmo-exp pretrain experiments/bilm/gutenberg.jsonnet -s runs/bilm_gutenberg
 //   (interrupted? the same command with --recover resumes it; extend with -o trainer.num_epochs=N)
 // Corpus: the 100 public-domain Gutenberg novels, with LitBank's 100 coreference excerpts cut out
 // first, so that LitBank stays unseen (reported as a held-out language-modelling text too).

@@ -1,5 +1,5 @@
 // Our small English biLM: the best these 2 CPU cores can train in a few hours (resumable).
-//   ELMO_DATA_DIR=../shared/data elmo-exp pretrain experiments/bilm/small.jsonnet -s runs/bilm_small
+//   ELMO_DATA_DIR=/path/to/data elmo-exp pretrain experiments/bilm/small.jsonnet -s runs/bilm_small
 //   (interrupted? add --recover; export any checkpoint: elmo-exp export-bilm runs/bilm_small OUT)
 // Corpus: Gutenberg novels (raw text), PTB train, Brown (about 13M words); held out: every 100th
 // training sentence (model selection), PTB test, WikiText-2 valid and test (reported only).

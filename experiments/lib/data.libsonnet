@@ -1,4 +1,4 @@
-// Data locations: real data under $ELMO_DATA_DIR (layout of ../shared/data), else the
+// Data locations: real data under $ELMO_DATA_DIR (layout: ner_conll2003/eng.train, ...), else the
 // embedded samples in tasks/*/sample/ (the run prints a loud notice and records which).
 local root = std.native('env')('ELMO_DATA_DIR');
 {

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURES = Path(os.environ.get("ELMO_FIXTURES_DIR", REPO.parent / "shared" / "fixtures" / "elmo"))
+FIXTURES = Path(os.environ.get("ELMO_FIXTURES_DIR", REPO / "no-fixtures"))
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """The fixture biLM reproduces the reference outputs of the released tooling (ELMO_FORMAT.md).
 
-Fixtures live outside the repo (``$ELMO_FIXTURES_DIR`` or ../shared/fixtures/elmo); every test
+Fixtures live outside the repo (``$ELMO_FIXTURES_DIR``); every test
 here is skipped when they are absent.
 """
 

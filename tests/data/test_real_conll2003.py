@@ -12,8 +12,7 @@ from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.tag_schemes import convert_tags
 from elmo_experiments.metrics.span_f1 import extract_chunks
 
-_DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "data"
-DATA = Path(os.environ.get("ELMO_DATA_DIR", _DEFAULT)) / "ner_conll2003"
+DATA = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "ner_conll2003"
 # Counts from the data set's SOURCE.txt (sentences exclude -DOCSTART- lines).
 COUNTS = {"eng.train": (14041, 203621), "eng.testa": (3250, 51362), "eng.testb": (3453, 46435)}
 

@@ -14,7 +14,7 @@ from elmo_experiments.errors import DataError
 
 TREE = "(3 (2 (2 The) (2 film)) (4 (3 (2 is) (4 superb)) (2 .)))"
 SAMPLE = PROJECT_ROOT / "tasks" / "sst5" / "sample"
-REAL = Path(os.environ.get("ELMO_DATA_DIR") or PROJECT_ROOT.parent / "shared" / "data") / "sst"
+REAL = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "sst"
 
 
 def write(tmp_path: Path, *lines: str) -> Path:
