@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# Runs the benchmark scripts and writes their output to benchmarks/results/<script>.txt, each
+# Runs the benchmark scripts and writes their output to benchmarks/results/<name>.txt, each
 # headed by the command, the commit and the date. Run on an otherwise idle machine.
-#   bash benchmarks/run_all.sh [script ...]      (default: all; e.g. bench_pretrain)
+#   bash benchmarks/run_all.sh [name ...]      (default: all names below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
-declare -A ARGS=(
-  [bench_pretrain]="--sizes gutenberg small --steps 3"
-  [bench_bilm]="--size original --skip-ner --repeats 1 --batch 16"
-  [bench_precision]="--ner-epochs 0"
-  [bench_ner]="--epochs 3"
+declare -A RUNS=(  # name -> script and arguments
+  [bench_pretrain]="bench_pretrain.py --sizes gutenberg small --steps 3"
+  [bench_bilm]="bench_bilm.py --size original --skip-ner --repeats 3 --precisions fp32"
+  [bench_bilm_bf16]="bench_bilm.py --size original --skip-ner --repeats 1 --batch 16"
+  [bench_precision]="bench_precision.py --ner-epochs 0"
+  [bench_ner]="bench_ner.py --epochs 3"
 )
-for name in "${@:-bench_pretrain bench_bilm bench_precision bench_ner}"; do
-  for script in $name; do
-    out=benchmarks/results/$script.txt
-    {
-      echo "# $PY benchmarks/$script.py ${ARGS[$script]}"
-      echo "# commit $(git rev-parse HEAD)$(git diff --quiet || echo -dirty), $(date -u +%F)"
-      $PY benchmarks/$script.py ${ARGS[$script]} 2>&1 | grep -v "^INFO\|^epoch\|^training\|^corpus"
-    } > "$out.tmp"
-    mv "$out.tmp" "$out"
-    cat "$out"
-  done
+names=("$@")
+[[ ${#names[@]} -gt 0 ]] || names=(bench_pretrain bench_bilm bench_bilm_bf16 bench_precision bench_ner)
+for name in "${names[@]}"; do
+  read -r script args <<< "${RUNS[$name]}"
+  out=benchmarks/results/$name.txt
+  {
+    echo "# $PY benchmarks/$script $args"
+    echo "# commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- elmo_experiments benchmarks || echo -dirty), $(date -u +%F)"
+    # shellcheck disable=SC2086
+    $PY "benchmarks/$script" $args 2>&1 | grep -v "^INFO\|^epoch\|^training\|^corpus"
+  } > "$out.tmp"
+  mv "$out.tmp" "$out"
+  cat "$out"
 done
