@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from golden import CONFIGS, GOLDEN, run
 
 EXPECTED = json.loads(GOLDEN.read_text())
