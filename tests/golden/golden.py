@@ -69,7 +69,8 @@ def run(name: str) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as folder:
         bilm = write_random_weights(Path(folder) / "bilm", TINY, seed=0)
         with _environment({**env, "ELMO_WEIGHTS": str(bilm)}):
-            train(ROOT / "experiments" / config, Path(folder) / "run", overrides=[*OVERRIDES, batch_size])
+            train(ROOT / "experiments" / config, Path(folder) / "run",
+                  overrides=[*OVERRIDES, batch_size])
         records = []
         for epoch in range(1, 4):
             record = json.loads((Path(folder) / "run" / f"metrics_epoch_{epoch}.json").read_text())
