@@ -1,18 +1,19 @@
-"""BCN (SST-5) and ESIM (SNLI): training, padding invariance, ELMo placements, save/load."""
+"""BCN (SST-5) and ESIM (SNLI): fitting a batch, ELMo placements, predictions (the shared model
+checks are in test_model_checks.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import model_checks
 import pytest
 import torch
+from model_checks import make_batch
 
-from elmo_experiments.config.experiment import validate_experiment
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
-from elmo_experiments.data.batching import collate, index_instances
 from elmo_experiments.predict import evaluate_file, predict_lines
-from elmo_experiments.run import build_model, build_vocabulary, train
+from elmo_experiments.run import train
 
 CONFIGS = ["sst5_baseline", "sst5", "snli_baseline", "snli"]
 SMALL = ["trainer.num_epochs=2", "dataset_reader.min_phrase_length=6"]
@@ -30,14 +31,7 @@ def cpu_env(monkeypatch: pytest.MonkeyPatch, tiny_bilm_dir: Path) -> None:
 
 
 def assemble(name: str, extra: list[str] | None = None) -> tuple[Any, Any, Any, list[dict]]:
-    path = PROJECT_ROOT / "experiments" / f"{name}.jsonnet"
-    config = load_config(path, overrides=[*overrides(name), *(extra or [])])
-    experiment = validate_experiment(config, str(path))
-    reader = experiment.reader.build()
-    instances = reader.read(experiment["train_data_path"])
-    vocab = build_vocabulary(reader, instances, experiment["vocabulary"])
-    torch.manual_seed(0)
-    return reader, vocab, build_model(experiment, reader, vocab), instances
+    return model_checks.assemble(name, [*overrides(name), *(extra or [])])
 
 
 def assert_mixes_learn(mixes: torch.nn.ModuleList) -> None:
@@ -45,13 +39,6 @@ def assert_mixes_learn(mixes: torch.nn.ModuleList) -> None:
     for mix in mixes:
         gradients = [p.grad for p in mix.parameters() if p.requires_grad]
         assert gradients and all(g is not None and g.abs().sum() > 0 for g in gradients)
-
-
-def make_batch(reader: Any, vocab: Any, instances: list[dict]) -> dict[str, Any]:
-    data = index_instances(instances, reader.token_indexers, vocab, reader.fields)
-    batch = collate(data, reader.token_indexers, reader.fields)
-    batch.pop("num_tokens")
-    return batch
 
 
 NO_DROPOUT = {
@@ -81,23 +68,6 @@ def test_a_few_steps_fit_a_batch(name: str, cpu_env: None) -> None:
     assert model.get_metrics(reset=True)["accuracy"] > 0
     model(**batch)
     assert model.get_metrics()["accuracy"] >= 75.0
-
-
-@pytest.mark.parametrize("name", CONFIGS)
-def test_padding_does_not_change_predictions(name: str, cpu_env: None) -> None:
-    # The mix's layer norm pools statistics over the batch's tokens (as in AllenNLP), so the
-    # check runs without it: everything else must ignore padding exactly.
-    plain = ['model.token_embedders.elmo.mixes=[{"l2": 0.001}, {"l2": 0.001}]']
-    reader, vocab, model, instances = assemble(name, plain if name == "snli" else [])
-    model.eval()
-    # every text field of the short instance is padded in the batch with the long one
-    short = {f: min((i[f] for i in instances), key=len) for f in reader.fields.text}
-    long = {f: max((i[f] for i in instances), key=len) for f in reader.fields.text}
-    assert all(len(long[f]) > len(short[f]) for f in reader.fields.text)
-    with torch.no_grad():
-        alone = model(**make_batch(reader, vocab, [short]))["probabilities"][0]
-        padded = model(**make_batch(reader, vocab, [long, short]))["probabilities"][1]
-    assert torch.allclose(alone, padded, atol=1e-5)
 
 
 def test_esim_output_elmo_is_used_and_learns(cpu_env: None) -> None:

@@ -1,0 +1,34 @@
+"""Every shipped task model passes the shared model checks (``tests/model_checks.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from model_checks import check_model
+
+# a layer norm in the mix pools its statistics over the batch's tokens (as AllenNLP's does),
+# so the one-by-one check runs the ELMo configs without it
+PLAIN_MIXES = ['model.token_embedders.elmo.mixes=[{"l2": 0.001}, {"l2": 0.001}]']
+CASES = {
+    "ner_baseline": ([], []),
+    "ner": ([], []),
+    "sst5_baseline": (["dataset_reader.min_phrase_length=6"], []),
+    "sst5": (["dataset_reader.min_phrase_length=6"], []),
+    "snli_baseline": ([], []),
+    "snli": ([], PLAIN_MIXES),
+}
+
+
+@pytest.fixture
+def sample_env(monkeypatch: pytest.MonkeyPatch, tiny_bilm_dir: Path) -> None:
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+    monkeypatch.setenv("ELMO_WEIGHTS", str(tiny_bilm_dir))
+    monkeypatch.setenv("ELMO_SIZE", "cpu")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_shipped_model_passes_the_model_checks(name: str, sample_env: None,
+                                               tmp_path: Path) -> None:
+    overrides, batch_overrides = CASES[name]
+    check_model(name, tmp_path, overrides, batch_overrides)
