@@ -15,11 +15,16 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 LIBRARY_DIR = PROJECT_ROOT / "experiments" / "lib"
 
 
-def _native_callbacks() -> dict[str, tuple[tuple[str, ...], Any]]:
-    """Functions callable from jsonnet as ``std.native("name")(...)``."""
+def _native_callbacks(variables: dict[str, str], reads: dict[str, str] | None
+                      ) -> dict[str, tuple[tuple[str, ...], Any]]:
+    """Functions callable from jsonnet as ``std.native("name")(...)``; ``env`` reads the
+    environment merged with the ext vars, and notes each name it was asked for in ``reads``."""
 
     def env(variable: str) -> str:
-        return os.environ.get(variable, "")
+        value = variables.get(variable, "")
+        if reads is not None:
+            reads[variable] = value
+        return value
 
     def project_path(relative: str) -> str:
         return str(PROJECT_ROOT / relative)
@@ -43,13 +48,15 @@ def _first_line(message: str) -> str:
     return first
 
 
-def evaluate_jsonnet(path: str | Path, ext_vars: dict[str, str] | None = None) -> dict[str, Any]:
+def evaluate_jsonnet(path: str | Path, ext_vars: dict[str, str] | None = None,
+                     reads: dict[str, str] | None = None) -> dict[str, Any]:
     """Evaluate a jsonnet file into a dict.
 
     Imports resolve relative to the importing file, then in ``experiments/lib``. Environment
-    variables are visible as ext vars (explicit ``ext_vars`` win) and through
-    ``std.native("env")(name)`` (an empty string when unset). Native functions take one
-    argument: the jsonnet 0.22 binding mis-binds multi-parameter native callbacks.
+    variables are visible as ext vars and through ``std.native("env")(name)`` (an empty string
+    when unset); explicit ``ext_vars`` win in both. ``reads`` collects the names ``env`` was
+    asked for and their values (a run records them). Native functions take one argument: the
+    jsonnet 0.22 binding mis-binds multi-parameter native callbacks.
     """
     import _jsonnet
 
@@ -63,7 +70,7 @@ def evaluate_jsonnet(path: str | Path, ext_vars: dict[str, str] | None = None) -
             str(path),
             jpathdir=[str(LIBRARY_DIR)],
             ext_vars=variables,
-            native_callbacks=_native_callbacks(),
+            native_callbacks=_native_callbacks(variables, reads),
         )
     except RuntimeError as error:
         raise ConfigError([_first_line(str(error))], source=str(path)) from None
@@ -77,9 +84,10 @@ def load_config(
     path: str | Path,
     ext_vars: dict[str, str] | None = None,
     overrides: list[str] | None = None,
+    reads: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``path`` and apply ``-o`` overrides in order (JSON objects or ``a.b=value``)."""
-    config = evaluate_jsonnet(path, ext_vars)
+    config = evaluate_jsonnet(path, ext_vars, reads)
     return apply_overrides(config, overrides or [], source=str(path))
 
 

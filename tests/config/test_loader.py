@@ -121,10 +121,11 @@ def test_native_env_reads_the_environment(
     assert load_config(config) == {"set": "set", "unset": ""}
 
 
-def test_native_env_does_not_see_ext_vars(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_env_sees_ext_vars(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ELMO_TEST_UNSET_VAR", raising=False)
     config = write(tmp_path / "c.jsonnet", "{ v: std.native('env')('ELMO_TEST_UNSET_VAR') }")
-    assert load_config(config, ext_vars={"ELMO_TEST_UNSET_VAR": "x"}) == {"v": ""}
+    assert load_config(config) == {"v": ""}
+    assert load_config(config, ext_vars={"ELMO_TEST_UNSET_VAR": "x"}) == {"v": "x"}
 
 
 def test_native_project_path(tmp_path: Path) -> None:
@@ -203,3 +204,20 @@ def test_parse_ext_vars_errors(pair: str) -> None:
     assert len(info.value.problems) == 1
     assert "expected name=value" in str(info.value)
     assert repr(pair) in str(info.value)
+
+
+def test_ext_vars_reach_std_native_env(monkeypatch, tmp_path) -> None:
+    """``--ext-var ELMO_DATA_DIR=...`` changes the data a shipped config uses, as the
+    environment variable does; the names the config read are reported."""
+    from elmo_experiments.config.loader import PROJECT_ROOT, load_config
+
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+    config = PROJECT_ROOT / "experiments" / "ner_baseline.jsonnet"
+    assert "tasks/ner/sample" in load_config(config)["train_data_path"]
+    reads: dict[str, str] = {}
+    loaded = load_config(config, ext_vars={"ELMO_DATA_DIR": str(tmp_path)}, reads=reads)
+    assert loaded["train_data_path"] == f"{tmp_path}/ner_conll2003/eng.train"
+    assert reads["ELMO_DATA_DIR"] == str(tmp_path)
+    monkeypatch.setenv("ELMO_DATA_DIR", "/elsewhere")  # an explicit ext var wins
+    assert load_config(config, ext_vars={"ELMO_DATA_DIR": str(tmp_path)})[
+        "train_data_path"].startswith(str(tmp_path))
