@@ -17,7 +17,7 @@ import torch
 from elmo_experiments.config.experiment import Experiment, validate_experiment
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.data.batching import Fields, InstanceLoader, index_instances
-from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path
+from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path, sha1_of
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
 from elmo_experiments.training.callbacks import Callback
@@ -27,6 +27,7 @@ from elmo_experiments.training.run_dir import (
     prepare_run_dir,
     start_or_recover,
 )
+from elmo_experiments.training.run_identity import identity, record_start
 from elmo_experiments.training.session import finish, fit, summary
 from elmo_experiments.training.trainer import evaluate
 
@@ -119,16 +120,18 @@ def train(
     Everything that can fail on the config or the data (reading, vocabulary, building the model)
     happens before the run directory is touched, so ``--force`` never wipes a run for nothing.
     """
-    config = load_config(config_path, ext_vars, overrides)
+    reads: dict[str, str] = {}
+    config = load_config(config_path, ext_vars, overrides, reads)
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
     run_dir = Path(serialization_dir)
     check_run_dir(run_dir, force=force, recover=recover)
     setup_logging(None)
-    return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [])
+    what = identity(config_path, overrides, ext_vars, reads, experiment.raw)
+    return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [], what)
 
 
 def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, source: str,
-           extra_callbacks: list[Callback]) -> dict[str, Any]:
+           extra_callbacks: list[Callback], what: dict[str, Any]) -> dict[str, Any]:
     seed = seed_everything(experiment.values)
     paths = data_paths(experiment)
     used_sample = warn_if_sample(paths)
@@ -146,9 +149,12 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     model = build_model(experiment, reader, vocab)
     prepare_run_dir(run_dir, force=force, recover=recover)  # now: wipe (--force) or create
     start_or_recover(run_dir, experiment.raw, recover, source)
+    record_start(run_dir, what)
     setup_logging(run_dir)
     if not vocab_dir.is_dir():
         vocab.save(vocab_dir)
+    description = {"config": experiment.raw, "vocabulary_sha1": sha1_of(
+        *sorted(p for p in vocab_dir.iterdir() if p.is_file()))}
     indexed = {split: index_instances(data, reader.token_indexers, vocab, reader.fields,
                                       source=str(paths[split]))
                for split, data in datasets.items()}
@@ -157,7 +163,8 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
                for split, data in indexed.items()}
     logger.info("training on %d instances", len(indexed["train"]))
     trainer, best = fit(model, loaders["train"], loaders.get("validation"),
-                        experiment["trainer"], run_dir, experiment.raw, recover, extra_callbacks)
+                        experiment["trainer"], run_dir, experiment.raw, recover, extra_callbacks,
+                        description)
     metrics = summary(trainer, best)
     if experiment["evaluate_on_test"] and "test" in loaders:
         test = evaluate(model, loaders["test"], amp=experiment["trainer"].get("amp"))

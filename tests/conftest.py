@@ -5,13 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixture_models import TINY
 
-from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.weights import write_random_weights
-
-# A biLM small enough to build in milliseconds: 2P = 8 output dims, F = 8 filters.
-TINY = BilmOptions(cell_dim=16, projection_dim=4, filters=((1, 4), (2, 4)), n_highway=1,
-                   char_embedding_dim=4)
 
 
 @pytest.fixture(scope="session")

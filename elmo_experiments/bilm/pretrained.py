@@ -7,7 +7,6 @@ checked against it when loaded, once per process: a damaged copy is a one-line e
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from elmo_experiments.bilm.weights import OPTIONS_FILE, WEIGHTS_FILE
-from elmo_experiments.data.files import sha1_of
+from elmo_experiments.data.files import sha1_of, sha256_of
 from elmo_experiments.errors import DataError
 
 _BASE = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
@@ -54,14 +53,6 @@ def shipped() -> dict[str, Path]:
         return {}
     return {p.name: p for p in sorted(SHIPPED_ROOT.iterdir())
             if (p / "MODEL_CARD.md").is_file() and (p / OPTIONS_FILE).is_file()}
-
-
-def sha256_of(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_checksums(directory: str | Path) -> Path:

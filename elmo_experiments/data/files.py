@@ -60,6 +60,15 @@ def sha1_of(*paths: str | Path) -> str:
     return digest.hexdigest()
 
 
+def sha256_of(path: str | Path) -> str:
+    """SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def file_digest(path: str | Path) -> str:
     """SHA-1 of a data file's bytes (recorded in the run's data provenance)."""
     return sha1_of(resolve_data_path(path))

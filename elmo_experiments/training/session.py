@@ -14,6 +14,7 @@ import torch
 
 from elmo_experiments.training.callbacks import Callback, JsonlLog
 from elmo_experiments.training.run_dir import load_checkpoint, write_json
+from elmo_experiments.training.run_identity import record_end
 from elmo_experiments.training.trainer import Loader, Trainer, build_scheduler
 from elmo_experiments.version import code_version
 
@@ -22,7 +23,8 @@ logger = logging.getLogger("elmo_experiments")
 
 def fit(model: torch.nn.Module, train_loader: Loader, validation_loader: Loader | None,
         settings: dict[str, Any], run_dir: Path, config: dict[str, Any], recover: bool,
-        extra_callbacks: list[Callback] | None = None) -> tuple[Trainer, dict[str, Any]]:
+        extra_callbacks: list[Callback] | None = None,
+        description: dict[str, Any] | None = None) -> tuple[Trainer, dict[str, Any]]:
     """Train to the end (or early stop); the model holds the best epoch's weights afterwards.
 
     Returns the trainer (its ``state`` has epochs and timings) and the best epoch's record.
@@ -35,7 +37,7 @@ def fit(model: torch.nn.Module, train_loader: Loader, validation_loader: Loader 
     callbacks: list[Callback] = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]],
                                  *(extra_callbacks or [])]
     trainer = Trainer(model, optimizer, scheduler, train_loader, validation_loader, settings,
-                      run_dir, callbacks)
+                      run_dir, callbacks, description or {"config": config})
     if recover:
         trainer.restore()
     for callback in callbacks:
@@ -70,8 +72,9 @@ def summary(trainer: Trainer, best: dict[str, Any]) -> dict[str, Any]:
 
 
 def finish(trainer: Trainer, run_dir: Path, metrics: dict[str, Any]) -> dict[str, Any]:
-    """Write ``metrics.json`` and tell the callbacks the run is over."""
+    """Write ``metrics.json``, close ``run.json`` and tell the callbacks the run is over."""
     write_json(run_dir / "metrics.json", metrics)
+    record_end(run_dir)
     for callback in trainer.callbacks:
         callback.on_end(metrics)
     return metrics

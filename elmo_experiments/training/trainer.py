@@ -83,6 +83,7 @@ class Trainer:
         settings: dict[str, Any],
         run_dir: Path,
         callbacks: list[Callback],
+        description: dict[str, Any] | None = None,
     ) -> None:
         self.model = model
         self.optimizer = optimizer
@@ -92,6 +93,7 @@ class Trainer:
         self.settings = settings
         self.run_dir = run_dir
         self.callbacks = callbacks
+        self.description = description or {}  # what checkpoints say about themselves
         metric = settings["validation_metric"]
         self.metric_name = metric[1:]
         self.maximise = metric.startswith("+")
@@ -100,6 +102,7 @@ class Trainer:
     # -- checkpoints -------------------------------------------------------------------------
     def _save_last(self) -> None:
         save_checkpoint(self.run_dir / "last.pt", {
+            **self.description,
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
@@ -209,7 +212,8 @@ class Trainer:
                 self.state.best_value, self.state.best_epoch = value, epoch + 1
                 self.state.bad_epochs = 0
                 save_checkpoint(self.run_dir / "best.pt",
-                                {"model": self.model.state_dict(), "epoch": epoch + 1,
+                                {**self.description, "model": self.model.state_dict(),
+                                 "epoch": epoch + 1, "metric": self.settings["validation_metric"],
                                  self.settings["validation_metric"]: value})
             else:
                 self.state.bad_epochs += 1

@@ -96,3 +96,12 @@ def test_load_run_evaluates_to_the_training_test_metrics(runs, which: str) -> No
     reported = {f"test_{k}": v for k, v in metrics.items() if k != "loss"}
     assert reported == {k: v for k, v in trained.items() if k.startswith("test_") and
                         k != "test_loss"}
+
+
+def test_run_json_records_the_bilm_digest(runs, tiny_bilm_dir: Path) -> None:
+    from elmo_experiments.bilm.weights import weights_digest
+
+    record = json.loads((runs["input"] / "run.json").read_text())
+    digest = weights_digest(tiny_bilm_dir / "options.json", tiny_bilm_dir / "weights.hdf5")
+    assert record["bilm"] == [{"weights": str(tiny_bilm_dir), "sha1": digest}]
+    assert record["environment_read"]["ELMO_WEIGHTS"] == str(tiny_bilm_dir)

@@ -60,7 +60,7 @@ def _environment(values: dict[str, str]):  # type: ignore[no-untyped-def]
 def run(name: str) -> list[dict[str, Any]]:
     """Per-epoch records (without timings) of one shipped config on the embedded samples."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from conftest import TINY
+    from fixture_models import TINY
 
     from elmo_experiments.bilm.weights import write_random_weights
     from elmo_experiments.run import train

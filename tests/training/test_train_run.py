@@ -164,3 +164,44 @@ def test_force_keeps_the_old_run_when_the_new_model_cannot_be_built(tmp_path):
     with pytest.raises(ConfigError, match=r"model: .*dropout"):
         train(CONFIG, run_dir, overrides=[*FAST, "model.dropout=1.5"], force=True)
     assert (run_dir / "precious.txt").read_text() == "an earlier run"
+
+
+def test_run_json_says_what_produced_the_run(reference_run, tmp_path):
+    import hashlib
+    import re
+
+    run_dir, _ = reference_run
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["config"] == {"path": str(CONFIG.resolve()),
+                                "sha256": hashlib.sha256(CONFIG.read_bytes()).hexdigest()}
+    assert record["overrides"] == FAST and record["ext_vars"] == {}
+    assert record["environment_read"] == {"ELMO_DATA_DIR": ""}  # the sample fallback was used
+    assert record["bilm"] == []  # the baseline names no biLM
+    [session] = record["sessions"]
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|elmo-experiments \S+", session["code"])
+    assert set(session["versions"]) == {"elmo_experiments", "torch", "python"}
+    assert session["ended"] == record["ended"] is not None and session["host"]
+    # each resumption is one more session
+    import shutil
+
+    copy = tmp_path / "again"
+    shutil.copytree(run_dir, copy)
+    six = [o for o in FAST if not o.startswith("trainer.num_epochs")] + ["trainer.num_epochs=5"]
+    train(CONFIG, copy, overrides=six, recover=True)
+    again = json.loads((copy / "run.json").read_text())
+    assert len(again["sessions"]) == 2 and again["sessions"][1]["overrides"] == six
+
+
+def test_checkpoints_describe_themselves(reference_run):
+    from elmo_experiments.data.files import sha1_of
+    from elmo_experiments.training.run_dir import load_checkpoint
+
+    run_dir, metrics = reference_run
+    config = json.loads((run_dir / "config.json").read_text())
+    vocabulary = sha1_of(*sorted(p for p in (run_dir / "vocabulary").iterdir() if p.is_file()))
+    best, last = load_checkpoint(run_dir / "best.pt"), load_checkpoint(run_dir / "last.pt")
+    for checkpoint in (best, last):
+        assert checkpoint["config"] == config
+        assert checkpoint["vocabulary_sha1"] == vocabulary
+    assert best["epoch"] == metrics["best_epoch"] and best["metric"] == "+f1"
+    assert best["+f1"] == metrics["best_validation_f1"]

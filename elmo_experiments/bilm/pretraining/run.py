@@ -19,17 +19,18 @@ from elmo_experiments.bilm.pretraining.lm_data import (
     SoftmaxVocabulary,
 )
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
-from elmo_experiments.bilm.weights import load_weights, save_weights
+from elmo_experiments.bilm.weights import load_weights, save_weights, weights_digest
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.registry import Param, Spec
 from elmo_experiments.config.validate import Validator
-from elmo_experiments.data.files import atomic_write
+from elmo_experiments.data.files import atomic_write, sha1_of
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
 from elmo_experiments.training.run_dir import (
     load_checkpoint,
     prepare_run_dir,
     start_or_recover,
 )
+from elmo_experiments.training.run_identity import identity, record_start
 from elmo_experiments.training.session import finish, fit, summary
 from elmo_experiments.training.trainer import TRAINER_PARAMS, evaluate
 
@@ -131,10 +132,16 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     """Train a biLM; export the best model to ``<run>/bilm``; return ``metrics.json``."""
     from elmo_experiments.run import seed_everything, setup_logging
 
-    config = load_config(config_path, ext_vars, overrides)
+    reads: dict[str, str] = {}
+    config = load_config(config_path, ext_vars, overrides, reads)
     values = validate_pretrain(config, str(config_path))
+    what = identity(config_path, overrides, ext_vars, reads, config)
+    if init_dir:
+        what["init_from"] = {"path": str(init_dir), "sha1": weights_digest(
+            Path(init_dir) / "options.json", Path(init_dir) / "weights.hdf5")}
     run_dir = prepare_run_dir(serialization_dir, force=force, recover=recover)
     start_or_recover(run_dir, config, recover, str(config_path))
+    record_start(run_dir, what)
     setup_logging(run_dir)
     seed = seed_everything({"random_seed": values["random_seed"], "numpy_seed": None,
                             "pytorch_seed": None})
@@ -158,7 +165,9 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     if not len(heldout.spans):
         raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
                         "corpus.heldout_every (model selection needs held-out sentences)")
-    trainer, best = fit(model, train_loader, heldout, values["trainer"], run_dir, config, recover)
+    description = {"config": config, "vocabulary_sha1": sha1_of(vocab_file)}
+    trainer, best = fit(model, train_loader, heldout, values["trainer"], run_dir, config, recover,
+                        description=description)
     model.to("cpu")
     metrics = summary(trainer, best)
     metrics["corpus"] = json.loads((corpus.directory / "summary.json").read_text())

@@ -1,0 +1,83 @@
+"""``run.json``: what produced a run directory, so that a result can be traced and repeated.
+
+Written when a run starts (or resumes: each start is one entry of ``sessions``) and completed
+when it ends: the source config and its SHA-256, the ``-o`` overrides and ext vars, the
+environment variables the config read, the code's commit, package, torch and Python versions,
+the host, and the digest of every biLM the config names.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from elmo_experiments import __version__
+from elmo_experiments.data.files import sha256_of
+from elmo_experiments.training.run_dir import write_json
+from elmo_experiments.version import code_version
+
+RUN_FILE = "run.json"
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def bilm_digests(config: Any) -> list[dict[str, str]]:
+    """Every ``elmo`` embedder's weights in a config and the SHA-1 of its two files."""
+    from elmo_experiments.bilm.pretrained import resolve_weights
+    from elmo_experiments.bilm.weights import weights_digest
+
+    found: list[dict[str, str]] = []
+    if isinstance(config, dict):
+        if config.get("type") == "elmo" and isinstance(config.get("weights"), str):
+            options, weights = resolve_weights(config["weights"])
+            found.append({"weights": config["weights"],
+                          "sha1": weights_digest(options, weights)})
+        for value in config.values():
+            found += bilm_digests(value)
+    elif isinstance(config, list):
+        for value in config:
+            found += bilm_digests(value)
+    return found
+
+
+def identity(source: str | Path, overrides: list[str] | None, ext_vars: dict[str, str] | None,
+             environment: dict[str, str] | None, config: dict[str, Any]) -> dict[str, Any]:
+    source = Path(source)
+    return {
+        "config": {"path": str(source.resolve()),
+                   "sha256": sha256_of(source) if source.is_file() else None},
+        "overrides": list(overrides or []),
+        "ext_vars": dict(ext_vars or {}),
+        "environment_read": dict(sorted((environment or {}).items())),
+        "bilm": bilm_digests(config),
+    }
+
+
+def record_start(run_dir: Path, what: dict[str, Any]) -> None:
+    """Start (or, when the run resumes, continue) ``run.json``."""
+    path = run_dir / RUN_FILE
+    record = json.loads(path.read_text()) if path.is_file() else {**what, "sessions": []}
+    record["sessions"].append({
+        "started": _now(), "ended": None, "code": code_version(), "host": socket.gethostname(),
+        "versions": {"elmo_experiments": __version__, "torch": torch.__version__,
+                     "python": platform.python_version()},
+        "overrides": what["overrides"], "ext_vars": what["ext_vars"]})
+    record["ended"] = None
+    write_json(path, record)
+
+
+def record_end(run_dir: Path) -> None:
+    path = run_dir / RUN_FILE
+    if not path.is_file():
+        return
+    record = json.loads(path.read_text())
+    record["ended"] = record["sessions"][-1]["ended"] = _now()
+    write_json(path, record)
