@@ -38,12 +38,16 @@ Tag = tuple[str, str]  # (prefix, type)
 _OUTSIDE: Tag = ("O", "")
 
 
-def split_tag(tag: str) -> Tag:
-    """Split at the first ``-`` as conlleval does; type ``0`` becomes ``''`` (perl falsiness)."""
+def split_tag(tag: str, iobes: bool = True) -> Tag:
+    """Split at the first ``-`` as conlleval does; type ``0`` becomes ``''`` (perl falsiness).
+    With ``iobes`` the BIOUL prefixes ``L``/``U`` read as ``E``/``S``; without it they stay
+    prefixes conlleval has no rule for (only a change of type ends or starts a chunk there)."""
     prefix, sep, chunk_type = tag.partition("-")
     if not sep:
         prefix, chunk_type = tag, ""
-    return _ALIASES.get(prefix, prefix), ("" if chunk_type == "0" else chunk_type)
+    if iobes:
+        prefix = _ALIASES.get(prefix, prefix)
+    return prefix, ("" if chunk_type == "0" else chunk_type)
 
 
 def end_of_chunk(
@@ -134,7 +138,8 @@ class SpanF1:
                 )
         for gold_tags, guess_tags in zip(gold, predicted, strict=True):
             for gold_tag, guess_tag in zip(gold_tags, guess_tags, strict=True):
-                self._step(split_tag(gold_tag), split_tag(guess_tag), boundary=False)
+                self._step(split_tag(gold_tag, self.iobes), split_tag(guess_tag, self.iobes),
+                           boundary=False)
             self._step(_OUTSIDE, _OUTSIDE, boundary=True)
 
     def _step(self, gold: Tag, guess: Tag, boundary: bool) -> None:

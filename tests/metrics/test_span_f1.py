@@ -307,3 +307,20 @@ def test_metric_agrees_with_brute_force(prefixes: str) -> None:
         assert counts.gold_by_type == dict(Counter(c[1] for c in gold_set))
         assert counts.found_by_type == dict(Counter(c[1] for c in pred_set))
         assert counts.correct_by_type == dict(Counter(c[1] for c in gold_set & pred_set))
+
+
+def test_strict_reading_of_bioul_prefixes_is_conlleval_s() -> None:
+    """conlleval.pl has no rule for L- and U-: without --iobes only a change of type ends or
+    starts a chunk there, so B-PER L-PER I-PER is one phrase (hand-traced through its
+    endOfChunk/startOfChunk); the IOBES reading makes it two."""
+    from elmo_experiments.metrics.span_f1 import SpanF1
+
+    tags = ["B-PER", "L-PER", "I-PER", "U-LOC", "U-LOC", "O"]
+    strict, iobes = SpanF1(iobes=False), SpanF1(iobes=True)
+    for metric in (strict, iobes):
+        metric.update([tags], [tags])
+    # strict: [B-PER L-PER I-PER] [U-LOC U-LOC] (no rule splits two U-LOC of one type)
+    assert strict.counts().gold_phrases == 2
+    assert strict.counts().gold_by_type == {"PER": 1, "LOC": 1}
+    # IOBES: [B-PER L-PER] [I-PER] [U-LOC] [U-LOC]
+    assert iobes.counts().gold_phrases == 4
