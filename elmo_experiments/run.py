@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
-import random
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from elmo_experiments.config.experiment import Experiment, validate_experiment
@@ -28,7 +25,7 @@ from elmo_experiments.training.run_dir import (
     start_or_recover,
 )
 from elmo_experiments.training.run_identity import identity, record_start
-from elmo_experiments.training.session import finish, fit, summary
+from elmo_experiments.training.session import finish, fit, seed_everything, setup_logging, summary
 from elmo_experiments.training.trainer import evaluate
 
 logger = logging.getLogger("elmo_experiments")
@@ -44,28 +41,6 @@ class Assembled:
     reader: Any  # the evaluation reader (validation_dataset_reader if configured)
     vocab: Vocabulary
     model: torch.nn.Module
-
-
-def seed_everything(values: dict[str, Any]) -> int:
-    seed = values["random_seed"]
-    random.seed(seed)
-    np.random.seed(values["numpy_seed"] if values["numpy_seed"] is not None else seed)
-    torch.manual_seed(values["pytorch_seed"] if values["pytorch_seed"] is not None else seed)
-    return seed
-
-
-def setup_logging(run_dir: Path | None) -> None:
-    logger.setLevel(logging.INFO)
-    for handler in list(logger.handlers):
-        logger.removeHandler(handler)
-        handler.close()
-    console = logging.StreamHandler(sys.stderr)
-    console.setFormatter(logging.Formatter("%(message)s"))
-    logger.addHandler(console)
-    if run_dir is not None:
-        file_handler = logging.FileHandler(run_dir / "out.log", encoding="utf-8")
-        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        logger.addHandler(file_handler)
 
 
 def data_paths(experiment: Experiment) -> dict[str, str | None]:

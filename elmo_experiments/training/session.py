@@ -7,9 +7,12 @@ trains, reloads the best weights, and hands back what the caller needs to finish
 from __future__ import annotations
 
 import logging
+import random
+import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from elmo_experiments.training.callbacks import Callback, JsonlLog
@@ -19,6 +22,28 @@ from elmo_experiments.training.trainer import Loader, Trainer, build_scheduler
 from elmo_experiments.version import code_version
 
 logger = logging.getLogger("elmo_experiments")
+
+
+def seed_everything(values: dict[str, Any]) -> int:
+    seed = values["random_seed"]
+    random.seed(seed)
+    np.random.seed(values["numpy_seed"] if values["numpy_seed"] is not None else seed)
+    torch.manual_seed(values["pytorch_seed"] if values["pytorch_seed"] is not None else seed)
+    return seed
+
+
+def setup_logging(run_dir: Path | None) -> None:
+    logger.setLevel(logging.INFO)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+    console = logging.StreamHandler(sys.stderr)
+    console.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(console)
+    if run_dir is not None:
+        file_handler = logging.FileHandler(run_dir / "out.log", encoding="utf-8")
+        file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(file_handler)
 
 
 def fit(model: torch.nn.Module, train_loader: Loader, validation_loader: Loader | None,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +28,19 @@ from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.files import atomic_write, sha1_of
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
 from elmo_experiments.training.run_dir import (
+    check_run_dir,
     load_checkpoint,
     prepare_run_dir,
     start_or_recover,
 )
 from elmo_experiments.training.run_identity import identity, record_start
-from elmo_experiments.training.session import finish, fit, summary
+from elmo_experiments.training.session import (
+    finish,
+    fit,
+    seed_everything,
+    setup_logging,
+    summary,
+)
 from elmo_experiments.training.trainer import TRAINER_PARAMS, evaluate
 
 logger = logging.getLogger("elmo_experiments")
@@ -117,21 +126,39 @@ def init_from(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: str
         logger.info("initialised biLM from %s (new softmax: vocabulary differs)", directory)
 
 
-def _corpus(settings: dict[str, Any], run_dir: Path) -> PreparedCorpus:
-    folder = Path(settings["prepared_dir"] or run_dir / "corpus")
+def _corpus(settings: dict[str, Any], folder: Path) -> PreparedCorpus:
     logger.info("corpus: %s", folder)
     evaluation = {e["name"]: e for e in settings["evaluation"]}
     return load_or_prepare(settings["train"], evaluation, folder, settings["heldout_every"],
                            settings["max_sentence_length"])
 
 
+def _corpus_first(settings: dict[str, Any], run_dir: Path, recover: bool
+                  ) -> tuple[PreparedCorpus, bool]:
+    """The prepared corpus, before the run directory changes, and whether it is staged: from
+    ``prepared_dir``; a resumed run's own ``corpus/``; or else prepared in a folder beside the
+    run directory (staged: the caller moves it in once the directory is ready)."""
+    if settings["prepared_dir"]:
+        return _corpus(settings, Path(settings["prepared_dir"])), False
+    if recover:
+        return _corpus(settings, run_dir / "corpus"), False
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.corpus.", dir=run_dir.parent))
+    try:
+        return _corpus(settings, staged), True
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+
+
 def pretrain(config_path: str | Path, serialization_dir: str | Path,
              ext_vars: dict[str, str] | None = None, overrides: list[str] | None = None,
              force: bool = False, recover: bool = False, init_dir: str | None = None
              ) -> dict[str, Any]:
-    """Train a biLM; export the best model to ``<run>/bilm``; return ``metrics.json``."""
-    from elmo_experiments.run import seed_everything, setup_logging
+    """Train a biLM; export the best model to ``<run>/bilm``; return ``metrics.json``.
 
+    The corpus is prepared (or checked) before the run directory is touched, so ``--force``
+    never wipes a run for a corpus that cannot be read."""
     reads: dict[str, str] = {}
     config = load_config(config_path, ext_vars, overrides, reads)
     values = validate_pretrain(config, str(config_path))
@@ -139,13 +166,19 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     if init_dir:
         what["init_from"] = {"path": str(init_dir), "sha1": weights_digest(
             Path(init_dir) / "options.json", Path(init_dir) / "weights.hdf5")}
-    run_dir = prepare_run_dir(serialization_dir, force=force, recover=recover)
+    run_dir = Path(serialization_dir)
+    check_run_dir(run_dir, force=force, recover=recover)
+    setup_logging(None)
+    corpus, staged = _corpus_first(values["corpus"], run_dir, recover)
+    run_dir = prepare_run_dir(run_dir, force=force, recover=recover)
+    if staged:
+        shutil.move(corpus.directory, run_dir / "corpus")
+        corpus = PreparedCorpus.load(run_dir / "corpus")
     start_or_recover(run_dir, config, recover, str(config_path))
     record_start(run_dir, what)
     setup_logging(run_dir)
     seed = seed_everything({"random_seed": values["random_seed"], "numpy_seed": None,
                             "pytorch_seed": None})
-    corpus = _corpus(values["corpus"], run_dir)
     vocab_file = run_dir / VOCAB_FILE
     if vocab_file.is_file():
         vocab = SoftmaxVocabulary.load(vocab_file)

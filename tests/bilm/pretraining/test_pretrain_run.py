@@ -340,3 +340,20 @@ def test_perplexity_needs_the_softmax(tiny_bilm_dir: Path, tmp_path: Path) -> No
     text.write_text("a b c\n")
     with pytest.raises(DataError, match=r"no softmax\.hdf5"):
         perplexity(str(tiny_bilm_dir), str(text), "tokenized", progress=False)
+
+
+def test_force_keeps_the_old_run_when_the_corpus_cannot_be_read(runs, tmp_path: Path) -> None:
+    """--force wipes a run only once the new corpus is prepared: a missing corpus file leaves
+    the old run whole, and no staging folder behind."""
+    import shutil
+
+    from elmo_experiments.errors import DataError
+
+    old = tmp_path / "old"
+    shutil.copytree(runs["straight"], old)
+    before = sorted(p.name for p in old.iterdir())
+    missing = '{"corpus": {"train": [{"path": "/no/such/corpus.txt"}]}}'
+    with pytest.raises(DataError, match="no corpus files found"):
+        pretrain(TINY, old, overrides=[*SHORT, missing], force=True)
+    assert sorted(p.name for p in old.iterdir()) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["old"]
