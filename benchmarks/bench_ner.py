@@ -17,9 +17,9 @@ from pathlib import Path
 
 import torch
 
-from elmo_experiments.config.experiment import validate_experiment
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.data.batching import InstanceLoader, index_instances
+from elmo_experiments.experiment import validate_experiment
 from elmo_experiments.run import build_model, build_vocabulary
 from elmo_experiments.training.session import seed_everything
 from elmo_experiments.training.trainer import Trainer, evaluate

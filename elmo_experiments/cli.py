@@ -112,8 +112,8 @@ def perplexity(bilm: str, text: str, fmt: str, split: str, max_sentence_length: 
 @config_options
 def validate(config: str, overrides: tuple[str, ...], ext_vars: tuple[str, ...]) -> None:
     """Check CONFIG completely without reading any data; list every problem."""
-    from elmo_experiments.config.experiment import validate_experiment
     from elmo_experiments.config.loader import load_config, parse_ext_vars
+    from elmo_experiments.experiment import validate_experiment
 
     raw = load_config(config, parse_ext_vars(list(ext_vars)), list(overrides))
     if "corpus" in raw:  # a biLM pretraining config

@@ -11,12 +11,12 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.experiment import Experiment, validate_experiment
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.data.batching import Fields, InstanceLoader, index_instances
 from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path, sha1_of
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
+from elmo_experiments.experiment import Experiment, validate_experiment
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.run_dir import (
     check_run_dir,

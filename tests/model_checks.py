@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import torch
 
-from elmo_experiments.config.experiment import validate_experiment
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
 from elmo_experiments.data.batching import collate, index_instances
+from elmo_experiments.experiment import validate_experiment
 from elmo_experiments.modules.dropout import VariationalDropout
 from elmo_experiments.predict import evaluate_file, predict_lines
 from elmo_experiments.run import build_model, build_vocabulary, train

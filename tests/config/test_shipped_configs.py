@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from elmo_experiments.config.experiment import validate_experiment
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
+from elmo_experiments.experiment import validate_experiment
 
 EXPERIMENTS_DIR = PROJECT_ROOT / "experiments"
 ALL = sorted(

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 import torch
 
-from elmo_experiments.config.experiment import Experiment, validate_experiment
 from elmo_experiments.config.registry import Param, Spec, lookup, register, suggest
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.errors import ConfigError
+from elmo_experiments.experiment import Experiment, validate_experiment
 
 
 def valid_config() -> dict[str, Any]:

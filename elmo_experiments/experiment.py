@@ -1,4 +1,5 @@
-"""The top-level experiment schema and its validation (every problem reported at once)."""
+"""The experiment schema (the top level of a task config: reader, data, model, loader,
+trainer, seeds) and its validation; it ties the config machinery to data and training."""
 
 from __future__ import annotations
 
