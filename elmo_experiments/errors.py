@@ -25,3 +25,9 @@ class DataError(ElmoError):
 
 class RunDirError(ElmoError):
     """A run directory that cannot be used as asked (exists, missing, incompatible)."""
+
+
+class ConfigValueError(ValueError):
+    """A value the config schema admits but the component refuses (e.g. a mix layer out of
+    range). Builders raise it; ``Spec.build`` turns it into a one-line ``ConfigError`` with the
+    component's dotted path. Any other ``ValueError`` is a bug and keeps its traceback."""

@@ -13,8 +13,8 @@ from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix
 from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
-from elmo_experiments.config.registry import Param, register
-from elmo_experiments.errors import ConfigError
+from elmo_experiments.config.registry import PROBABILITY, Param, register
+from elmo_experiments.errors import ConfigError, ConfigValueError
 from elmo_experiments.precision import PRECISIONS
 
 CACHE_PARAMS = (
@@ -40,7 +40,7 @@ class ElmoTokenEmbedder(torch.nn.Module):
                  ) -> None:
         super().__init__()
         if not mixes:
-            raise ValueError("mixes: at least one scalar mix (placement) is needed")
+            raise ConfigValueError("mixes: at least one scalar mix (placement) is needed")
         options_file, weight_file = resolve_weights(weights)
         bilm = load_bilm(options_file, weight_file)
         bilm.requires_grad_(requires_grad)
@@ -141,7 +141,7 @@ register(
         Param("weights", str, doc="directory with options.json + weights.hdf5, or a known name"),
         Param("mixes", fields=MIX_PARAMS, sequence=True, default=[{}],
               doc="one scalar-mix config per placement (input, then output)"),
-        Param("dropout", float, 0.5),
+        Param("dropout", float, 0.5, bounds=PROBABILITY),
         Param("at_input", bool, True, doc="false: ELMo at the output only (every mix extra)"),
         Param("requires_grad", bool, False),
         Param("state", str, "stateless", choices=STATE_MODES),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from elmo_experiments.config.registry import Param
+from elmo_experiments.errors import ConfigValueError
 
 MIX_MODES = ("learned", "last", "layer", "average", "fixed")
 MIX_PARAMS = (
@@ -37,7 +38,7 @@ class ScalarMix(torch.nn.Module):
                  trainable_gamma: bool | None = None) -> None:
         super().__init__()
         if mode not in MIX_MODES:
-            raise ValueError(f"mix mode {mode!r} is not one of {MIX_MODES}")
+            raise ConfigValueError(f"mix mode {mode!r} is not one of {MIX_MODES}")
         self.mode, self.l2, self.layer_norm = mode, l2, layer_norm
         self.num_layers = num_layers
         fixed = torch.zeros(num_layers)
@@ -45,14 +46,14 @@ class ScalarMix(torch.nn.Module):
             layer = num_layers - 1
         if mode in ("last", "layer"):
             if layer is None or not 0 <= layer < num_layers:
-                raise ValueError(f"mix layer {layer} is not in 0..{num_layers - 1}")
+                raise ConfigValueError(f"mix layer {layer} is not in 0..{num_layers - 1}")
             fixed[layer] = 1.0
         elif mode == "average":
             fixed.fill_(1.0 / num_layers)
         elif mode == "fixed":
             valid = weights is not None and len(weights) == num_layers
             if not valid or min(weights) < 0 or not sum(weights):
-                raise ValueError(f"mix weights must be {num_layers} non-negative numbers")
+                raise ConfigValueError(f"mix weights must be {num_layers} non-negative numbers")
             fixed = torch.tensor(weights, dtype=torch.float32) / sum(weights)
         self.scalar_parameters = torch.nn.Parameter(torch.zeros(num_layers),
                                                     requires_grad=mode == "learned")

@@ -18,6 +18,7 @@ import torch
 
 from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM, States, remove_boundaries
 from elmo_experiments.bilm.characters import batch_to_ids
+from elmo_experiments.errors import ConfigValueError
 from elmo_experiments.precision import PRECISIONS, warn_if_emulated
 
 STATE_MODES = ("stateful", "stateless", "warm")
@@ -40,9 +41,9 @@ class BilmRunner(torch.nn.Module):
                  warmup: list[str] | None = None, precision: str = "fp32") -> None:
         super().__init__()
         if mode not in STATE_MODES:
-            raise ValueError(f"state mode {mode!r} is not one of {STATE_MODES}")
+            raise ConfigValueError(f"state mode {mode!r} is not one of {STATE_MODES}")
         if precision not in PRECISIONS:
-            raise ValueError(f"precision {precision!r} is not one of {PRECISIONS}")
+            raise ConfigValueError(f"precision {precision!r} is not one of {PRECISIONS}")
         if precision == "bf16":  # the whole frozen biLM in bf16; layers come back as fp32
             warn_if_emulated(precision, next(bilm.parameters()).device.type)
             bilm.to(torch.bfloat16)

@@ -21,6 +21,9 @@ class _Required:
 REQUIRED: Any = _Required()
 
 
+PROBABILITY = (0.0, 1.0)
+
+
 @dataclass(frozen=True)
 class Param:
     """One configurable parameter.
@@ -28,7 +31,8 @@ class Param:
     ``kind``: the JSON type(s) accepted (``int``, ``float``, ``str``, ``bool``, ``list``, ``dict``;
     ``None`` accepts anything). ``component``: the registry category of a nested component;
     with ``mapping=True`` the value is an object of named components, with ``sequence=True`` a
-    list of them. ``fields``: the parameters of a nested plain object.
+    list of them. ``fields``: the parameters of a nested plain object. ``bounds``: the inclusive
+    range of a number (``PROBABILITY`` for dropout rates).
     """
 
     name: str
@@ -40,6 +44,7 @@ class Param:
     fields: tuple[Param, ...] | None = None
     choices: tuple[Any, ...] | None = None
     doc: str = ""
+    bounds: tuple[float, float] | None = None  # inclusive range of a number (or of each in a list)
 
     @property
     def required(self) -> bool:
@@ -71,11 +76,11 @@ class Spec:
         missing = [name for name in self.entry.context if name not in context]
         if missing:
             raise TypeError(f"{self.path}: builder needs context {missing}")
+        from elmo_experiments.errors import ConfigError, ConfigValueError
+
         try:
             return self.entry.builder(**self.params, **{k: context[k] for k in self.entry.context})
-        except ValueError as error:  # a value the schema admits but the component refuses
-            from elmo_experiments.errors import ConfigError
-
+        except ConfigValueError as error:  # a value the schema admits but the component refuses
             raise ConfigError([f"{self.path}: {error}"]) from None
 
 

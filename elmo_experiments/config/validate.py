@@ -97,6 +97,12 @@ class Validator:
             hint = suggest(str(value), [str(c) for c in param.choices])
             options = ", ".join(repr(c) for c in param.choices)
             self.problems.append(f"{path}: {value!r} is not one of {options}{hint}")
+        if param.bounds is not None:
+            low, high = param.bounds
+            numbers = value if isinstance(value, list) else [value]
+            outside = [v for v in numbers if isinstance(v, int | float) and not low <= v <= high]
+            if outside:
+                self.problems.append(f"{path}: {outside[0]!r} is outside [{low}, {high}]")
         return value
 
     def component(self, config: Any, category: str, path: str) -> Spec | None:

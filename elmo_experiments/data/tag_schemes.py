@@ -8,6 +8,8 @@ So a BIO sequence with an ``I-X`` after ``O`` is read leniently, exactly as conl
 
 from __future__ import annotations
 
+from elmo_experiments.errors import ConfigValueError
+
 SCHEMES = ("IOB1", "BIO", "BIOUL")
 _PREFIXES = {
     "IOB1": frozenset("BI"),
@@ -21,7 +23,8 @@ Span = tuple[str, int, int]  # (type, first index, last index)
 
 def _check_scheme(scheme: str) -> None:
     if scheme not in SCHEMES:
-        raise ValueError(f"unknown tag scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
+        raise ConfigValueError(f"unknown tag scheme {scheme!r}; expected one of "
+                               f"{', '.join(SCHEMES)}")
 
 
 def _parse(tag: str, where: str, scheme: str) -> tuple[str, str]:

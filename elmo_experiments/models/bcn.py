@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.models.label_output import LabelOutput
 from elmo_experiments.modules.attention import align
@@ -81,10 +81,11 @@ register(
         Param("encoder", component="seq2seq_encoder"),
         Param("integrator", component="seq2seq_encoder"),
         Param("output_dims", list, [1200, 600], doc="the ReLU layers before the class scores"),
-        Param("embedding_dropout", float, 0.5),
-        Param("pre_encode_dropout", float, 0.25),
-        Param("integrator_dropout", float, 0.1, doc="on the pooled vector"),
-        Param("output_dropout", (float, list), 0.2, doc="one value or one per output layer"),
+        Param("embedding_dropout", float, 0.5, bounds=PROBABILITY),
+        Param("pre_encode_dropout", float, 0.25, bounds=PROBABILITY),
+        Param("integrator_dropout", float, 0.1, doc="on the pooled vector", bounds=PROBABILITY),
+        Param("output_dropout", (float, list), 0.2, doc="one value or one per output layer",
+              bounds=PROBABILITY),
     ],
     context=("vocab",),
 )(Bcn)

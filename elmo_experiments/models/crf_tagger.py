@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
 from elmo_experiments.data.tag_schemes import allowed_transitions
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.span_f1 import SpanF1
@@ -108,7 +108,7 @@ register(
         Param("token_embedders", component="token_embedder", mapping=True),
         Param("encoder", component="seq2seq_encoder"),
         Param("label_namespace", str, "labels"),
-        Param("dropout", float, 0.5),
+        Param("dropout", float, 0.5, bounds=PROBABILITY),
         Param("constrain_crf_decoding", bool, True),
         Param("include_start_end_transitions", bool, True),
     ],

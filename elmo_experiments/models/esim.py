@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.models.label_output import LabelOutput
 from elmo_experiments.modules.attention import align
@@ -96,8 +96,10 @@ register(
         Param("projection_dim", int, 300),
         Param("inference_encoder", component="seq2seq_encoder"),
         Param("output_dim", int, 300),
-        Param("dropout", float, 0.5, doc="on the pooled vector and the MLP's hidden layer"),
-        Param("attention_dropout", float, 0.0, doc="after the attention (paper, ELMo: 0.5)"),
+        Param("dropout", float, 0.5, doc="on the pooled vector and the MLP's hidden layer",
+              bounds=PROBABILITY),
+        Param("attention_dropout", float, 0.0, doc="after the attention (paper, ELMo: 0.5)",
+              bounds=PROBABILITY),
         Param("weight_l2", float, 0.0, doc="L2 on the task model's weight matrices"),
     ],
     context=("vocab",),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from elmo_experiments.config.registry import Param, register
+from elmo_experiments.config.registry import PROBABILITY, Param, register
 from elmo_experiments.modules.dropout import VariationalDropout
 from elmo_experiments.precision import run_lstm
 
@@ -71,7 +71,7 @@ register(
     params=[
         Param("hidden_sizes", list),
         Param("bidirectional", bool, True),
-        Param("input_dropout", float, 0.5),
+        Param("input_dropout", float, 0.5, bounds=PROBABILITY),
     ],
     context=("input_dim",),
 )(StackedLstm)

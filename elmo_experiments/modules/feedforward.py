@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from elmo_experiments.errors import ConfigValueError
+
 ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh, "linear": torch.nn.Identity}
 
 
@@ -17,11 +19,11 @@ class FeedForward(torch.nn.Module):
         activations = [activations] * count if isinstance(activations, str) else activations
         dropout = [dropout] * count if isinstance(dropout, (int, float)) else dropout
         if len(activations) != count or len(dropout) != count:
-            raise ValueError(f"feed-forward: {count} layers but {len(activations)} activations "
-                             f"and {len(dropout)} dropout values")
+            raise ConfigValueError(f"feed-forward: {count} layers but {len(activations)} "
+                                   f"activations and {len(dropout)} dropout values")
         unknown = sorted(set(activations) - set(ACTIVATIONS))
         if unknown:
-            raise ValueError(f"feed-forward: unknown activation {unknown[0]!r} "
+            raise ConfigValueError(f"feed-forward: unknown activation {unknown[0]!r} "
                              f"(choose from {', '.join(ACTIVATIONS)})")
         layers: list[torch.nn.Module] = []
         size = input_dim

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 
 from elmo_experiments.config.registry import Param, register
+from elmo_experiments.errors import ConfigValueError
 
 Parameters = Iterable[torch.nn.Parameter]
+
+
+def _checked(factory: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``factory(...)``; torch's refusal of a hyperparameter (a ValueError such as "Invalid
+    learning rate") is a config value error."""
+    try:
+        return factory(*args, **kwargs)
+    except ValueError as error:
+        raise ConfigValueError(str(error)) from None
 
 
 @register("optimizer", "adam", context=("parameters",), params=[
@@ -16,8 +27,8 @@ Parameters = Iterable[torch.nn.Parameter]
     Param("weight_decay", float, 0.0), Param("amsgrad", bool, False)])
 def adam(parameters: Parameters, lr: float, betas: list[float], eps: float,
          weight_decay: float, amsgrad: bool) -> torch.optim.Optimizer:
-    return torch.optim.Adam(parameters, lr=lr, betas=(betas[0], betas[1]), eps=eps,
-                            weight_decay=weight_decay, amsgrad=amsgrad)
+    return _checked(torch.optim.Adam, parameters, lr=lr, betas=(betas[0], betas[1]), eps=eps,
+                    weight_decay=weight_decay, amsgrad=amsgrad)
 
 
 @register("optimizer", "sgd", context=("parameters",), params=[
@@ -25,8 +36,8 @@ def adam(parameters: Parameters, lr: float, betas: list[float], eps: float,
     Param("nesterov", bool, False)])
 def sgd(parameters: Parameters, lr: float, momentum: float, weight_decay: float,
         nesterov: bool) -> torch.optim.Optimizer:
-    return torch.optim.SGD(parameters, lr=lr, momentum=momentum, weight_decay=weight_decay,
-                           nesterov=nesterov)
+    return _checked(torch.optim.SGD, parameters, lr=lr, momentum=momentum,
+                    weight_decay=weight_decay, nesterov=nesterov)
 
 
 @register("optimizer", "adadelta", context=("parameters",), params=[
@@ -34,7 +45,8 @@ def sgd(parameters: Parameters, lr: float, momentum: float, weight_decay: float,
     Param("weight_decay", float, 0.0)])
 def adadelta(parameters: Parameters, lr: float, rho: float, eps: float,
              weight_decay: float) -> torch.optim.Optimizer:
-    return torch.optim.Adadelta(parameters, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
+    return _checked(torch.optim.Adadelta, parameters, lr=lr, rho=rho, eps=eps,
+                    weight_decay=weight_decay)
 
 
 @register("optimizer", "adagrad", context=("parameters",), params=[
@@ -42,8 +54,8 @@ def adadelta(parameters: Parameters, lr: float, rho: float, eps: float,
     Param("weight_decay", float, 0.0)])
 def adagrad(parameters: Parameters, lr: float, initial_accumulator_value: float,
             weight_decay: float) -> torch.optim.Optimizer:
-    return torch.optim.Adagrad(parameters, lr=lr, weight_decay=weight_decay,
-                               initial_accumulator_value=initial_accumulator_value)
+    return _checked(torch.optim.Adagrad, parameters, lr=lr, weight_decay=weight_decay,
+                    initial_accumulator_value=initial_accumulator_value)
 
 
 @register("lr_scheduler", "reduce_on_plateau", context=("optimizer", "mode"), params=[
@@ -54,9 +66,8 @@ def reduce_on_plateau(
     threshold: float,
 ) -> torch.optim.lr_scheduler.ReduceLROnPlateau:
     """Steps on the validation metric once per epoch (``mode`` follows its +/- sign)."""
-    return torch.optim.lr_scheduler.ReduceLROnPlateau(
-        optimizer, mode=mode, factor=factor, patience=patience, min_lr=min_lr, threshold=threshold
-    )
+    return _checked(torch.optim.lr_scheduler.ReduceLROnPlateau, optimizer, mode=mode,
+                    factor=factor, patience=patience, min_lr=min_lr, threshold=threshold)
 
 
 @register("lr_scheduler", "step", context=("optimizer", "mode"), params=[
@@ -65,4 +76,4 @@ def step(optimizer: torch.optim.Optimizer, mode: str, step_size: int,
          gamma: float) -> torch.optim.lr_scheduler.StepLR:
     """Multiplies the learning rate by ``gamma`` every ``step_size`` epochs."""
     del mode
-    return torch.optim.lr_scheduler.StepLR(optimizer, step_size=step_size, gamma=gamma)
+    return _checked(torch.optim.lr_scheduler.StepLR, optimizer, step_size=step_size, gamma=gamma)

@@ -446,3 +446,25 @@ def test_values_refused_at_build_time_are_config_errors_with_the_path() -> None:
     assert not validator.problems and spec is not None
     with pytest.raises(ConfigError, match=r"^config: trainer\.optimizer: .*learning rate"):
         spec.build(parameters=[torch.nn.Parameter(torch.zeros(1))])
+
+
+def test_only_component_value_errors_become_config_errors() -> None:
+    """A builder's ConfigValueError is a one-line config error with the dotted path; any other
+    ValueError (a bug deep inside a library) keeps its traceback."""
+    from elmo_experiments.config.registry import Param, Spec, register
+    from elmo_experiments.errors import ConfigValueError
+
+    def refuse(kind: str) -> None:
+        if kind == "config":
+            raise ConfigValueError("size must be even")
+        raise ValueError("something deep inside a library broke")
+
+    register("test_category", "refuser", params=[Param("kind", str)])(refuse)
+    from elmo_experiments.config.registry import _REGISTRY
+
+    refuser = _REGISTRY["test_category"]["refuser"]
+    with pytest.raises(ConfigError, match=r"model\.thing: size must be even"):
+        Spec(refuser, {"kind": "config"}, "model.thing").build()
+    with pytest.raises(ValueError, match="deep inside"):
+        Spec(refuser, {"kind": "bug"}, "model.thing").build()
+    del _REGISTRY["test_category"]

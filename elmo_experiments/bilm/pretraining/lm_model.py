@@ -15,7 +15,7 @@ from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM, add_boundari
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.pretraining.lm_data import SPECIALS
 from elmo_experiments.bilm.pretraining.softmax import SharedSoftmax
-from elmo_experiments.config.registry import Param, register
+from elmo_experiments.config.registry import PROBABILITY, Param, register
 
 BOS_ID, EOS_ID = SPECIALS.index("<S>"), SPECIALS.index("</S>")
 
@@ -101,7 +101,7 @@ ARCHITECTURE_PARAMS = [
 
 @register("model", "bilm_lm", context=("vocab_size", "seed"), params=[
     *ARCHITECTURE_PARAMS,
-    Param("dropout", float, 0.1),
+    Param("dropout", float, 0.1, bounds=PROBABILITY),
     Param("num_samples", int, 8192, doc="sampled-softmax size in training; 0 = exact softmax"),
 ])
 def bilm_lm(vocab_size: int, seed: int, dropout: float, num_samples: int,

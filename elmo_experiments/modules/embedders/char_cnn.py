@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from elmo_experiments.config.registry import Param, register
+from elmo_experiments.config.registry import PROBABILITY, Param, register
 from elmo_experiments.data.vocabulary import Vocabulary
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "linear": lambda x: x}
@@ -68,7 +68,7 @@ register(
         Param("num_filters", int, 128),
         Param("ngram_filter_sizes", list, [3]),
         Param("activation", str, "relu", choices=tuple(ACTIVATIONS)),
-        Param("dropout", float, 0.0),
+        Param("dropout", float, 0.0, bounds=PROBABILITY),
         Param("vocab_namespace", str, "token_characters"),
     ],
     context=("vocab",),
