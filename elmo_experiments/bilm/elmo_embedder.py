@@ -9,7 +9,7 @@ import torch
 
 from elmo_experiments.bilm.activation_cache import ActivationCache
 from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
-from elmo_experiments.bilm.pretrained import resolve_weights
+from elmo_experiments.bilm.pretrained import resolve_weights, weights_problem
 from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix
 from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
@@ -138,7 +138,8 @@ register(
     "token_embedder",
     "elmo",
     params=[
-        Param("weights", str, doc="directory with options.json + weights.hdf5, or a known name"),
+        Param("weights", str, doc="directory with options.json + weights.hdf5, or a known name",
+              check=weights_problem),
         Param("mixes", fields=MIX_PARAMS, sequence=True, default=[{}],
               doc="one scalar-mix config per placement (input, then output)"),
         Param("dropout", float, 0.5, bounds=PROBABILITY),

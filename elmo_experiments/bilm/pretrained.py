@@ -114,23 +114,34 @@ def _download(url: str, target: Path, sha1: str | None, folder: Path) -> None:
             os.unlink(tmp)
 
 
-def resolve_weights(spec: str) -> tuple[Path, Path]:
-    """(options.json, weights.hdf5) for a directory, a shipped biLM or a released name
-    (downloaded once)."""
+def weights_problem(spec: str) -> str | None:
+    """What makes ``spec`` unusable as biLM weights, checked without reading or downloading:
+    a directory lacking a file, or neither a directory nor a known name; None if usable."""
     path = Path(spec).expanduser()
     if not path.is_dir() and spec in shipped():
         path = shipped()[spec]
     if path.is_dir():
-        options, weights = path / OPTIONS_FILE, path / WEIGHTS_FILE
-        for needed in (options, weights):
-            if not needed.is_file():
-                raise DataError(f"{path}: biLM directory lacks {needed.name}")
+        lacking = [n for n in (OPTIONS_FILE, WEIGHTS_FILE) if not (path / n).is_file()]
+        return f"{path}: biLM directory lacks {lacking[0]}" if lacking else None
+    if spec in KNOWN:
+        return None
+    known = ", ".join([*shipped(), *sorted(KNOWN)])
+    return (f"{spec}: not a biLM directory (options.json + weights.hdf5) nor a known name "
+            f"({known})")
+
+
+def resolve_weights(spec: str) -> tuple[Path, Path]:
+    """(options.json, weights.hdf5) for a directory, a shipped biLM or a released name
+    (downloaded once)."""
+    problem = weights_problem(spec)
+    if problem:
+        raise DataError(problem)
+    path = Path(spec).expanduser()
+    if not path.is_dir() and spec in shipped():
+        path = shipped()[spec]
+    if path.is_dir():
         verify_checksums(path)
-        return options, weights
-    if spec not in KNOWN:
-        known = ", ".join([*shipped(), *sorted(KNOWN)])
-        raise DataError(f"{spec}: not a biLM directory (options.json + weights.hdf5) nor a known "
-                        f"name ({known})")
+        return path / OPTIONS_FILE, path / WEIGHTS_FILE
     released = KNOWN[spec]
     folder = cache_root() / spec
     options, weights = folder / OPTIONS_FILE, folder / WEIGHTS_FILE

@@ -32,7 +32,8 @@ class Param:
     ``None`` accepts anything). ``component``: the registry category of a nested component;
     with ``mapping=True`` the value is an object of named components, with ``sequence=True`` a
     list of them. ``fields``: the parameters of a nested plain object. ``bounds``: the inclusive
-    range of a number (``PROBABILITY`` for dropout rates).
+    range of a number (``PROBABILITY`` for dropout rates). ``check``: a function that names
+    what is wrong with a well-typed value (e.g. a biLM directory lacking its weights), or None.
     """
 
     name: str
@@ -45,6 +46,7 @@ class Param:
     choices: tuple[Any, ...] | None = None
     doc: str = ""
     bounds: tuple[float, float] | None = None  # inclusive range of a number (or of each in a list)
+    check: Callable[[Any], str | None] | None = None  # a problem with the value, or None
 
     @property
     def required(self) -> bool:

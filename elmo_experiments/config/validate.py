@@ -103,6 +103,10 @@ class Validator:
             outside = [v for v in numbers if isinstance(v, int | float) and not low <= v <= high]
             if outside:
                 self.problems.append(f"{path}: {outside[0]!r} is outside [{low}, {high}]")
+        if param.check is not None:
+            problem = param.check(value)
+            if problem:
+                self.problems.append(f"{path}: {problem}")
         return value
 
     def component(self, config: Any, category: str, path: str) -> Spec | None:

@@ -69,10 +69,25 @@ def test_registry_reports_bad_configs() -> None:
     assert "elmo.weights: missing required parameter" in problems({})
 
 
-def test_unusable_weights_fail_at_build(tmp_path: Path) -> None:
+def test_unusable_weights_are_a_validation_problem_with_the_path(tmp_path: Path) -> None:
+    """Checked without reading or downloading; building anyway still fails in one line."""
     validator = Validator()
     spec = validator.component({"type": "elmo", "weights": str(tmp_path / "nowhere")},
-                               "token_embedder", "elmo")
+                               "token_embedder", "model.token_embedders.elmo")
+    assert len(validator.problems) == 1
+    assert validator.problems[0].startswith(
+        f"model.token_embedders.elmo.weights: {tmp_path / 'nowhere'}: not a biLM directory")
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "options.json").write_text("{}")
+    validator = Validator()
+    validator.component({"type": "elmo", "weights": str(tmp_path / "half")}, "token_embedder",
+                        "elmo")
+    assert validator.problems == [f"elmo.weights: {tmp_path / 'half'}: biLM directory lacks "
+                                  "weights.hdf5"]
+    validator = Validator()
+    validator.component({"type": "elmo", "weights": "small"}, "token_embedder", "elmo")
+    assert validator.problems == []  # a released name: downloaded when built, not validated
+    assert spec is not None
     with pytest.raises(DataError, match=r"nowhere: not a biLM directory"):
         spec.build()
 
