@@ -15,6 +15,7 @@ from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.config.registry import PROBABILITY, Param, register
 from elmo_experiments.errors import ConfigError, ConfigValueError
+from elmo_experiments.modules.embedders.stack import Embedded
 from elmo_experiments.precision import PRECISIONS
 
 CACHE_PARAMS = (
@@ -26,7 +27,7 @@ CACHE_PARAMS = (
 
 
 class ElmoTokenEmbedder(torch.nn.Module):
-    """Returns the first mix (the input placement); later mixes wait in ``extra_representations``.
+    """Returns ``Embedded``: the first mix (the input placement), and the later mixes as values.
 
     Each mix is its own ``ScalarMix`` (PAPER.md section 4: separate s and γ per placement).
     With ``at_input: false`` ELMo is at the output only: the input part is empty (width 0) and
@@ -65,7 +66,6 @@ class ElmoTokenEmbedder(torch.nn.Module):
         self.output_dim = bilm.output_dim if at_input else 0  # the width at the input
         self.num_extra_representations = len(mixes) - (1 if at_input else 0)
         self.extra_dim = self.representation_dim * self.num_extra_representations
-        self.extra_representations: list[torch.Tensor] = []
 
     def _layers(self, ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
         """Layers with BOS/EOS (L+1) x (batch, seq + 2, dim) and their mask."""
@@ -114,15 +114,13 @@ class ElmoTokenEmbedder(torch.nn.Module):
         mask = torch.arange(seq, device=ids.device)[None, :] < lengths_b[:, None]
         return list(out.unbind(dim=1)), mask
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        # ids: (batch, seq, 50) -> (batch, seq, 2P)
+    def forward(self, ids: torch.Tensor) -> Embedded:
+        # ids: (batch, seq, 50) -> input (batch, seq, 2P) and one (batch, seq, 2P) per further mix
         layers, mask = self._layers(ids)  # with boundaries: mixing and layer norm see BOS/EOS
         mixed = [self.dropout(remove_boundaries(mix(layers, mask), mask)) for mix in self.mixes]
         if not self.at_input:  # output only: nothing joins the input
-            self.extra_representations = mixed
-            return mixed[0].new_zeros(*mixed[0].shape[:2], 0)  # (batch, seq, 0)
-        self.extra_representations = mixed[1:]
-        return mixed[0]
+            return Embedded(mixed[0].new_zeros(*mixed[0].shape[:2], 0), mixed)  # (b, s, 0)
+        return Embedded(mixed[0], mixed[1:])
 
     def regularization_penalty(self) -> torch.Tensor | None:
         penalties = [p for p in (mix.penalty() for mix in self.mixes) if p is not None]

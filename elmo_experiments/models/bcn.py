@@ -51,14 +51,13 @@ class Bcn(torch.nn.Module):
 
     def forward(self, tokens: dict[str, torch.Tensor], mask: torch.Tensor,
                 label: torch.Tensor | None = None, **_: Any) -> dict[str, Any]:
-        embedded = self.embedding_dropout(self.embedder(tokens))  # (batch, seq, embed_dim)
-        encoded = self.encoder(self.pre_encode(embedded), mask)  # (batch, seq, enc)
+        embedded = self.embedder(tokens)  # input (batch, seq, embed_dim); ELMo at the output
+        encoded = self.encoder(self.pre_encode(self.embedding_dropout(embedded.input)), mask)
         attended = align(encoded, encoded, mask)  # (batch, seq, enc): the sentence on itself
         integrated = self.integrator(
             torch.cat([encoded, encoded - attended, encoded * attended], dim=-1), mask)
-        extra = self.embedder.extra_representations()  # ELMo at the output, if configured
-        if extra:
-            integrated = torch.cat([integrated, *extra], dim=-1)
+        if embedded.extra:
+            integrated = torch.cat([integrated, *embedded.extra], dim=-1)
         pooled = torch.cat([masked_max(integrated, mask), masked_min(integrated, mask),
                             masked_mean(integrated, mask),
                             self.self_attentive_pool(integrated, mask)], dim=-1)  # (batch, 4d)

@@ -57,9 +57,9 @@ class CrfTagger(torch.nn.Module):
         tags: torch.Tensor | None = None,
         **_: Any,
     ) -> dict[str, Any]:
-        embedded = self.embedder(tokens)  # (batch, seq, embed_dim)
-        encoded = self.encoder(embedded, mask)  # (batch, seq, enc_dim)
-        extra = self.embedder.extra_representations()  # ELMo at the output, if configured
+        embedded = self.embedder(tokens)  # input (batch, seq, embed_dim); ELMo at the output
+        encoded = self.encoder(embedded.input, mask)  # (batch, seq, enc_dim)
+        extra = embedded.extra
         encoded = self.dropout(torch.cat([encoded, *extra], dim=-1) if extra else encoded)
         logits = self.tag_projection(encoded)  # (batch, seq, num_tags)
         best = self.crf.viterbi_tags(logits, mask)

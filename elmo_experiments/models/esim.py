@@ -49,9 +49,9 @@ class Esim(torch.nn.Module):
                           if p.requires_grad and p.dim() >= 2 and not name.startswith("embedder.")]
 
     def _encode(self, tokens: dict[str, torch.Tensor], mask: torch.Tensor) -> torch.Tensor:
-        encoded = self.encoder(self.embedder(tokens), mask)  # (batch, seq, enc)
-        extra = self.embedder.extra_representations()  # this sentence's output ELMo, if any
-        return torch.cat([encoded, *extra], dim=-1) if extra else encoded
+        embedded = self.embedder(tokens)  # this sentence's input and its output ELMo, if any
+        encoded = self.encoder(embedded.input, mask)  # (batch, seq, enc)
+        return torch.cat([encoded, *embedded.extra], dim=-1) if embedded.extra else encoded
 
     def _compose(self, encoded: torch.Tensor, aligned: torch.Tensor,
                  mask: torch.Tensor) -> torch.Tensor:

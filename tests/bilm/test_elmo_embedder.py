@@ -94,10 +94,10 @@ def test_unusable_weights_are_a_validation_problem_with_the_path(tmp_path: Path)
 
 def test_output_shape_and_padding(tiny_bilm_dir: Path) -> None:
     embedder = build(tiny_bilm_dir, dropout=0.0).eval()
-    out = embedder(batch_to_ids(SENTENCES))
+    out = embedder(batch_to_ids(SENTENCES)).input
     assert out.shape == (3, 7, OUTPUT_DIM)
     assert not out[1, 2:].any() and not out[2, 1:].any()
-    assert embedder.extra_representations == []
+    assert embedder(batch_to_ids(SENTENCES)).extra == []
 
 
 # ----------------------------------------------------------------- caches
@@ -109,17 +109,17 @@ def test_cache_on_and_off_agree_and_the_second_call_hits(tiny_bilm_dir: Path) ->
     assert plain.cache is None and not plain.runner.bilm.char_encoder.cache_tokens
     assert cached.cache is not None
     ids = batch_to_ids(SENTENCES)
-    expected = plain(ids)
-    first = cached(ids)
+    expected = plain(ids).input
+    first = cached(ids).input
     assert (cached.cache.hits, cached.cache.misses) == (0, 3)
-    second = cached(ids)
+    second = cached(ids).input
     assert (cached.cache.hits, cached.cache.misses) == (3, 3)
     torch.testing.assert_close(first, expected, atol=1e-6, rtol=0)
     torch.testing.assert_close(second, expected, atol=1e-6, rtol=0)
     # a batch of one cached and one new sentence
-    mixed = cached(batch_to_ids(OTHERS))
+    mixed = cached(batch_to_ids(OTHERS)).input
     assert (cached.cache.hits, cached.cache.misses) == (4, 4)
-    torch.testing.assert_close(mixed, plain(batch_to_ids(OTHERS)), atol=1e-6, rtol=0)
+    torch.testing.assert_close(mixed, plain(batch_to_ids(OTHERS)).input, atol=1e-6, rtol=0)
 
 
 def test_cached_layers_equal_the_runner(tiny_bilm_dir: Path) -> None:
@@ -136,9 +136,9 @@ def test_cached_layers_equal_the_runner(tiny_bilm_dir: Path) -> None:
 def test_disk_cache_is_shared_between_embedders(tiny_bilm_dir: Path, tmp_path: Path) -> None:
     config = {"dropout": 0.0, "cache": {"disk_dir": str(tmp_path / "cache")}}
     first = build(tiny_bilm_dir, **config).eval()
-    expected = first(batch_to_ids(SENTENCES))
+    expected = first(batch_to_ids(SENTENCES)).input
     second = build(tiny_bilm_dir, **config).eval()
-    got = second(batch_to_ids(SENTENCES))
+    got = second(batch_to_ids(SENTENCES)).input
     assert second.cache is not None and (second.cache.hits, second.cache.misses) == (3, 0)
     torch.testing.assert_close(got, expected, atol=0, rtol=0)
 
@@ -166,9 +166,9 @@ def test_the_same_sentence_is_a_different_key_under_other_weights(
         tiny_bilm_dir: Path, other_tiny_bilm_dir: Path, tmp_path: Path) -> None:
     disk = {"dropout": 0.0, "cache": {"disk_dir": str(tmp_path / "cache")}}
     one = build(tiny_bilm_dir, **disk).eval()
-    out_one = one(batch_to_ids(SENTENCES))
+    out_one = one(batch_to_ids(SENTENCES)).input
     two = build(other_tiny_bilm_dir, **disk).eval()
-    out_two = two(batch_to_ids(SENTENCES))
+    out_two = two(batch_to_ids(SENTENCES)).input
     assert two.cache is not None and two.cache.hits == 0
     assert (out_one - out_two).abs().max() > 1e-3
 
@@ -177,7 +177,7 @@ def test_stateful_never_caches(tiny_bilm_dir: Path) -> None:
     embedder = build(tiny_bilm_dir, state="stateful", dropout=0.0).eval()
     assert embedder.cache is None
     ids = batch_to_ids(SENTENCES)
-    first, second = embedder(ids), embedder(ids)
+    first, second = embedder(ids).input, embedder(ids).input
     assert (first - second).abs().max() > 1e-4  # the carried state changes the vectors
 
 
@@ -185,9 +185,9 @@ def test_warm_embedder_caches_and_matches_uncached(tiny_bilm_dir: Path) -> None:
     cached = build(tiny_bilm_dir, state="warm", dropout=0.0).eval()
     plain = build(tiny_bilm_dir, state="warm", dropout=0.0, cache={"enabled": False}).eval()
     ids = batch_to_ids(SENTENCES)
-    expected = plain(ids)
-    torch.testing.assert_close(cached(ids), expected, atol=1e-6, rtol=0)
-    torch.testing.assert_close(cached(ids), expected, atol=1e-6, rtol=0)
+    expected = plain(ids).input
+    torch.testing.assert_close(cached(ids).input, expected, atol=1e-6, rtol=0)
+    torch.testing.assert_close(cached(ids).input, expected, atol=1e-6, rtol=0)
     assert cached.cache is not None and cached.cache.hits == 3
 
 
@@ -203,7 +203,7 @@ def test_bilm_is_frozen_and_mixes_learn(tiny_bilm_dir: Path) -> None:
     assert trainable == {"mixes.0.scalar_parameters", "mixes.0.gamma"}
     for _ in range(2):  # uncached, then cached
         embedder.zero_grad()
-        out = embedder(batch_to_ids(SENTENCES))
+        out = embedder(batch_to_ids(SENTENCES)).input
         loss = (out * torch.linspace(-1, 1, OUTPUT_DIM)).sum()
         penalty = embedder.regularization_penalty()
         assert penalty is not None
@@ -221,7 +221,7 @@ def test_requires_grad_trains_the_bilm_without_caches(tiny_bilm_dir: Path) -> No
     bilm = embedder.runner.bilm
     assert not bilm.char_encoder.cache_tokens
     assert all(p.requires_grad for p in bilm.parameters())
-    embedder(batch_to_ids(SENTENCES)).sum().backward()
+    embedder(batch_to_ids(SENTENCES)).input.sum().backward()
     assert bilm.char_encoder.projection_weight.grad is not None
     assert bilm.forward_layers[1].input_weight.grad is not None
 
@@ -245,9 +245,10 @@ def test_two_mixes_give_an_extra_representation(tiny_bilm_dir: Path) -> None:
     embedder = build(tiny_bilm_dir, mixes=[{}, {"mode": "last"}], dropout=0.0).eval()
     assert embedder.num_extra_representations == 1
     ids = batch_to_ids(SENTENCES)
-    out = embedder(ids)
-    assert len(embedder.extra_representations) == 1
-    extra = embedder.extra_representations[0]
+    embedded = embedder(ids)
+    out = embedded.input
+    assert len(embedded.extra) == 1
+    extra = embedded.extra[0]
     assert extra.shape == out.shape == (3, 7, OUTPUT_DIM)
     with torch.no_grad():
         layers, _ = embedder.runner(ids)
@@ -277,10 +278,10 @@ def test_dropout_applies_in_training_only(tiny_bilm_dir: Path) -> None:
     embedder = build(tiny_bilm_dir, dropout=0.5)
     ids = batch_to_ids(SENTENCES)
     embedder.eval()
-    clean = embedder(ids)
+    clean = embedder(ids).input
     embedder.train()
     torch.manual_seed(0)
-    noisy = embedder(ids)
+    noisy = embedder(ids).input
     assert not torch.equal(clean, noisy)
     kept = noisy != 0
     torch.testing.assert_close(noisy[kept], 2 * clean[kept])
@@ -434,9 +435,9 @@ def test_empty_sentences_in_a_cached_batch(tiny_bilm_dir: Path) -> None:
     plain = build(tiny_bilm_dir, dropout=0.0, cache={"enabled": False}).eval()
     for batch in ([["A", "b"], []], [[], []]):
         ids = batch_to_ids(batch)
-        expected = plain(ids)
-        torch.testing.assert_close(cached(ids), expected, atol=1e-6, rtol=0)
-        torch.testing.assert_close(cached(ids), expected, atol=1e-6, rtol=0)
+        expected = plain(ids).input
+        torch.testing.assert_close(cached(ids).input, expected, atol=1e-6, rtol=0)
+        torch.testing.assert_close(cached(ids).input, expected, atol=1e-6, rtol=0)
 
 
 def test_layer_norm_statistics_include_the_sentence_boundaries(tiny_bilm_dir: Path) -> None:
@@ -447,7 +448,7 @@ def test_layer_norm_statistics_include_the_sentence_boundaries(tiny_bilm_dir: Pa
     embedder = build(tiny_bilm_dir, mixes=[{"layer_norm": True}], dropout=0.0).eval()
     ids = batch_to_ids(SENTENCES)
     with torch.no_grad():
-        out = embedder(ids)
+        out = embedder(ids).input
         layers, mask = embedder.runner.with_boundaries(ids)
         normed = [masked_layer_norm(layer, mask) for layer in layers]
         expected = remove_boundaries(sum(normed) / len(normed), mask)
@@ -468,9 +469,9 @@ def test_cache_follows_weights_loaded_after_construction(tiny_bilm_dir: Path,
     other = build(other_tiny_bilm_dir, dropout=0.0).eval()
     swapped = build(tiny_bilm_dir, **disk).eval()
     swapped.runner.bilm.load_state_dict(other.runner.bilm.state_dict())
-    got = swapped(batch_to_ids(SENTENCES))
+    got = swapped(batch_to_ids(SENTENCES)).input
     assert swapped.cache is not None and swapped.cache.hits == 0
-    torch.testing.assert_close(got, other(batch_to_ids(SENTENCES)), atol=1e-6, rtol=0)
+    torch.testing.assert_close(got, other(batch_to_ids(SENTENCES)).input, atol=1e-6, rtol=0)
 
 
 def test_warm_state_needs_a_frozen_bilm(tiny_bilm_dir: Path) -> None:

@@ -279,8 +279,9 @@ def test_stack_concatenates_in_sorted_key_order() -> None:
     assert stack.keys == ["alpha", "mid", "zeta"]
     assert stack.output_dim == 6
     ids = torch.zeros(2, 4, dtype=torch.long)
-    out = stack({"zeta": ids, "mid": ids, "alpha": ids})
-    assert out.shape == (2, 4, 6)
+    embedded = stack({"zeta": ids, "mid": ids, "alpha": ids})
+    out = embedded.input
+    assert out.shape == (2, 4, 6) and embedded.extra == []
     assert out[0, 0].tolist() == [1.0, 1.0, 2.0, 2.0, 2.0, 3.0]
     assert stack.regularization_penalty() is None
 
@@ -292,12 +293,12 @@ def test_stack_of_real_embedders() -> None:
     stack = EmbedderStack({"tokens": words, "token_characters": chars})
     ids = torch.tensor([[2, 3, 0]])
     char_ids = torch.tensor([[[2, 3, 0], [4, 0, 0], [0, 0, 0]]])
-    out = stack({"tokens": ids, "token_characters": char_ids})
+    out = stack({"tokens": ids, "token_characters": char_ids}).input
     assert out.shape == (1, 3, 10)
     torch.testing.assert_close(out[..., :6], chars(char_ids))  # "token_characters" < "tokens"
     torch.testing.assert_close(out[..., 6:], words(ids))
     single = EmbedderStack({"tokens": words})
-    torch.testing.assert_close(single({"tokens": ids}), words(ids))
+    torch.testing.assert_close(single({"tokens": ids}).input, words(ids))
 
 
 def test_stack_sums_regularization_penalties() -> None:
@@ -307,3 +308,19 @@ def test_stack_sums_regularization_penalties() -> None:
 
     stack = EmbedderStack({"a": Penalised(0.5, 1), "b": Penalised(2.0, 1), "c": Constant(1, 1)})
     assert stack.regularization_penalty().item() == pytest.approx(2.5)
+
+
+def test_each_call_returns_its_own_output_placements(tiny_bilm_dir) -> None:
+    """Two text fields embedded one after the other each get their own ELMo at the output
+    (values, not state left on the module): the premise's and the hypothesis's."""
+    from elmo_experiments.bilm.characters import batch_to_ids
+    from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
+
+    elmo = ElmoTokenEmbedder(str(tiny_bilm_dir), mixes=[{}, {"mode": "last"}],
+                             dropout=0.0).eval()
+    stack = EmbedderStack({"elmo": elmo})
+    premise = stack({"elmo": batch_to_ids([["A", "dog", "runs", "."]])})
+    hypothesis = stack({"elmo": batch_to_ids([["Cats", "sleep"]])})
+    assert premise.extra[0].shape[1] == 4 and hypothesis.extra[0].shape[1] == 2
+    again = stack({"elmo": batch_to_ids([["A", "dog", "runs", "."]])})
+    torch.testing.assert_close(premise.extra[0], again.extra[0])

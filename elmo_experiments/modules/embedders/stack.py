@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import torch
 
 
+@dataclass
+class Embedded:
+    """What an embedder returns when it has more than the token input to give (ELMo): the part
+    that joins the token input, and one representation per further placement, as values."""
+
+    input: torch.Tensor  # (batch, seq, dim); width 0 when nothing joins the input
+    extra: list[torch.Tensor] = field(default_factory=list)  # each (batch, seq, dim_k)
+
+
 class EmbedderStack(torch.nn.Module):
-    """``forward(tokens)`` embeds ``tokens[key]`` with ``embedders[key]`` and concatenates."""
+    """``forward(tokens)`` embeds ``tokens[key]`` with ``embedders[key]`` and concatenates the
+    input parts; the further placements (ELMo at the output) come back beside them."""
 
     def __init__(self, embedders: dict[str, torch.nn.Module]) -> None:
         super().__init__()
@@ -14,13 +26,17 @@ class EmbedderStack(torch.nn.Module):
         self.embedders = torch.nn.ModuleDict({key: embedders[key] for key in self.keys})
         self.output_dim = sum(int(e.output_dim) for e in self.embedders.values())
 
-    def forward(self, tokens: dict[str, torch.Tensor]) -> torch.Tensor:
-        parts = [self.embedders[key](tokens[key]) for key in self.keys]  # each (batch, seq, d_k)
-        return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]  # (batch, seq, sum d_k)
-
-    def extra_representations(self) -> list[torch.Tensor]:
-        """Further outputs of the last forward (ELMo's mixes for the output placement)."""
-        return [t for e in self.embedders.values() for t in getattr(e, "extra_representations", [])]
+    def forward(self, tokens: dict[str, torch.Tensor]) -> Embedded:
+        parts, extra = [], []
+        for key in self.keys:
+            out = self.embedders[key](tokens[key])  # a tensor (batch, seq, d_k), or Embedded
+            if isinstance(out, Embedded):
+                parts.append(out.input)
+                extra.extend(out.extra)
+            else:
+                parts.append(out)
+        joined = torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]  # (batch, seq, sum d_k)
+        return Embedded(joined, extra)
 
     def extra_dim(self) -> int:
         """Total width of the extra representations (ELMo at the output); 0 when none."""

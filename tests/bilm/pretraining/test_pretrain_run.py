@@ -147,7 +147,7 @@ def test_exported_bilm_works_in_the_elmo_token_embedder(runs) -> None:
     embedder = spec.build().eval()
     ids = batch_to_ids(SENTENCES)
     with torch.no_grad():
-        output = embedder(ids)
+        output = embedder(ids).input
     assert output.shape == (3, 7, 32)  # 2 x projection_dim 16
     # the initial mix is the plain average of the 3 layers (gamma 1)
     layers = bilm_outputs(trained_model(runs["straight"]).bilm)
