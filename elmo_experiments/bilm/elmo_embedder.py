@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 import torch
@@ -115,11 +116,16 @@ class ElmoTokenEmbedder(torch.nn.Module):
         return list(out.unbind(dim=1)), mask
 
     def forward(self, ids: torch.Tensor) -> Embedded:
-        # ids: (batch, seq, 50) -> input (batch, seq, 2P) and one (batch, seq, 2P) per further mix
-        layers, mask = self._layers(ids)  # with boundaries: mixing and layer norm see BOS/EOS
-        mixed = [self.dropout(remove_boundaries(mix(layers, mask), mask)) for mix in self.mixes]
+        # ids: (..., seq, 50), e.g. a document's (batch, sentences, seq, 50): every sentence is
+        # run on its own -> input (..., seq, 2P) and one (..., seq, 2P) per further mix
+        *leading, seq, width = ids.shape
+        rows = math.prod(leading)  # explicit: a batch of empty sentences has seq 0
+        layers, mask = self._layers(ids.reshape(rows, seq, width))  # with boundaries: mixing
+        # and layer norm see BOS/EOS
+        mixed = [self.dropout(remove_boundaries(mix(layers, mask), mask)).reshape(
+            *leading, seq, self.representation_dim) for mix in self.mixes]
         if not self.at_input:  # output only: nothing joins the input
-            return Embedded(mixed[0].new_zeros(*mixed[0].shape[:2], 0), mixed)  # (b, s, 0)
+            return Embedded(mixed[0].new_zeros(*leading, seq, 0), mixed)  # (..., seq, 0)
         return Embedded(mixed[0], mixed[1:])
 
     def regularization_penalty(self) -> torch.Tensor | None:

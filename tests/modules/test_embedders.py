@@ -324,3 +324,30 @@ def test_each_call_returns_its_own_output_placements(tiny_bilm_dir) -> None:
     assert premise.extra[0].shape[1] == 4 and hypothesis.extra[0].shape[1] == 2
     again = stack({"elmo": batch_to_ids([["A", "dog", "runs", "."]])})
     torch.testing.assert_close(premise.extra[0], again.extra[0])
+
+
+def test_elmo_and_the_character_cnn_take_a_document_of_sentences(tiny_bilm_dir) -> None:
+    """(batch, sentences, tokens, chars) in, (batch, sentences, tokens, dim) out: each sentence
+    is embedded as it would be alone; all-padding sentences come out zero."""
+    from elmo_experiments.bilm.characters import batch_to_ids
+    from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
+
+    sentences = [["A", "dog", "runs", "."], ["Cats", "sleep"], ["Yes"]]
+    flat = batch_to_ids(sentences)  # (3, 4, 50)
+    document = torch.zeros(2, 2, 4, 50, dtype=torch.long)  # 2 documents x 2 sentences
+    document[0, 0], document[0, 1], document[1, 0] = flat[0], flat[1], flat[2]
+    elmo = ElmoTokenEmbedder(str(tiny_bilm_dir), mixes=[{}, {"mode": "last"}],
+                             dropout=0.0).eval()
+    with torch.no_grad():
+        alone = elmo(flat)
+        together = elmo(document)
+    assert together.input.shape == (2, 2, 4, elmo.output_dim)
+    for (d, s), row in {(0, 0): 0, (0, 1): 1, (1, 0): 2}.items():
+        torch.testing.assert_close(together.input[d, s], alone.input[row], atol=1e-6, rtol=0)
+        torch.testing.assert_close(together.extra[0][d, s], alone.extra[0][row], atol=1e-6,
+                                   rtol=0)
+    assert not together.input[1, 1].any()
+    chars = CharacterCnn(char_vocab(5), embedding_dim=3, num_filters=6).eval()
+    char_ids = torch.tensor([[[2, 3, 0], [4, 0, 0]], [[5, 2, 1], [0, 0, 0]]])  # (2, 2, 3)
+    nested = char_ids.reshape(1, 2, 2, 3)  # (1 document, 2 sentences, 2 tokens, 3 chars)
+    torch.testing.assert_close(chars(nested)[0], chars(char_ids))

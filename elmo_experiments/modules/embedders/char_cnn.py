@@ -38,9 +38,9 @@ class CharacterCnn(torch.nn.Module):
         self.output_dim = num_filters * len(self.widths)
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:
-        # chars: (batch, seq, word_len)
-        batch, seq, word_len = chars.shape
-        token_mask = chars[:, :, 0] != 0  # (batch, seq)
+        # chars: (..., seq, word_len), e.g. (batch, seq, w) or (batch, sentences, seq, w)
+        *leading, word_len = chars.shape
+        token_mask = chars[..., 0] != 0  # (..., seq)
         words = chars[token_mask]  # (tokens, word_len): only real tokens go through the CNN
         pad = max(self.widths) - word_len
         if pad > 0:
@@ -55,9 +55,9 @@ class CharacterCnn(torch.nn.Module):
             features = features.masked_fill(~valid[:, None, :], float("-inf"))
             pooled.append(features.max(dim=2).values)  # (tokens, filters)
         encoded = self.activation(torch.cat(pooled, dim=1))  # (tokens, output_dim)
-        out = encoded.new_zeros(batch, seq, self.output_dim)
+        out = encoded.new_zeros(*leading, self.output_dim)
         out[token_mask] = encoded
-        return out  # (batch, seq, output_dim)
+        return out  # (..., seq, output_dim)
 
 
 register(
