@@ -37,7 +37,7 @@ class CharacterEncoder(torch.nn.Module):
         self.projection_bias = torch.nn.Parameter(torch.zeros(p))
         self.activation = ACTIVATIONS[options.activation]
         self.num_filters = f
-        self.options_filters = options.filters
+        self.widest = max(width for width, _ in options.filters)
         self.output_dim = p
         self.cache_tokens = False
         self._cache: dict[bytes, torch.Tensor] = {}
@@ -94,14 +94,13 @@ class CharacterEncoder(torch.nn.Module):
         lengths = (unique != PAD_ID).sum(dim=1)  # characters with BOW and EOW
         order = torch.argsort(lengths)
         unique, lengths = unique[order], lengths[order].tolist()
-        widest = max(width for width, _ in self.options_filters)
         pad = self.char_embedding[PAD_ID]
         convolved = []
         for start in range(0, len(unique), _CHUNK_TOKENS):
             chunk = unique[start : start + _CHUNK_TOKENS]
             length = lengths[min(start + _CHUNK_TOKENS, len(unique)) - 1]
             chars = torch.nn.functional.embedding(
-                chunk[:, : min(MAX_CHARACTERS, length + widest - 1)], self.char_embedding)
+                chunk[:, : min(MAX_CHARACTERS, length + self.widest - 1)], self.char_embedding)
             convolved.append(self._convolve(chars, length, pad))
         x = self.activation(torch.cat(convolved))  # (types, F), in length order
         f = self.num_filters

@@ -114,12 +114,18 @@ def _download(url: str, target: Path, sha1: str | None, folder: Path) -> None:
             os.unlink(tmp)
 
 
+def _local_folder(spec: str) -> Path:
+    """The folder ``spec`` names: a directory, or a shipped biLM's (may not exist)."""
+    path = Path(spec).expanduser()
+    if not path.is_dir():
+        path = shipped().get(spec, path)
+    return path
+
+
 def weights_problem(spec: str) -> str | None:
     """What makes ``spec`` unusable as biLM weights, checked without reading or downloading:
     a directory lacking a file, or neither a directory nor a known name; None if usable."""
-    path = Path(spec).expanduser()
-    if not path.is_dir() and spec in shipped():
-        path = shipped()[spec]
+    path = _local_folder(spec)
     if path.is_dir():
         lacking = [n for n in (OPTIONS_FILE, WEIGHTS_FILE) if not (path / n).is_file()]
         return f"{path}: biLM directory lacks {lacking[0]}" if lacking else None
@@ -136,9 +142,7 @@ def resolve_weights(spec: str) -> tuple[Path, Path]:
     problem = weights_problem(spec)
     if problem:
         raise DataError(problem)
-    path = Path(spec).expanduser()
-    if not path.is_dir() and spec in shipped():
-        path = shipped()[spec]
+    path = _local_folder(spec)
     if path.is_dir():
         verify_checksums(path)
         return path / OPTIONS_FILE, path / WEIGHTS_FILE

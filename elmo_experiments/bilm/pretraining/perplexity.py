@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import torch
 from tqdm import tqdm
 
 from elmo_experiments.bilm.options import BilmOptions
@@ -33,8 +32,6 @@ from elmo_experiments.training.trainer import evaluate
 
 def load_language_model(weights: str) -> tuple[BilmLanguageModel, SoftmaxVocabulary]:
     """The biLM of a directory or known name, with its softmax (exact) and vocabulary."""
-    import h5py
-
     options_file, weight_file = resolve_weights(weights)
     folder = weight_file.parent
     for needed in (SOFTMAX_FILE, VOCAB_FILE):
@@ -44,15 +41,7 @@ def load_language_model(weights: str) -> tuple[BilmLanguageModel, SoftmaxVocabul
     vocab = SoftmaxVocabulary.load(folder / VOCAB_FILE)
     model = BilmLanguageModel(BilmOptions.load(options_file), len(vocab), dropout=0.0)
     load_weights(model.bilm, weight_file)
-    with h5py.File(folder / SOFTMAX_FILE, "r") as handle, torch.no_grad():
-        for name, parameter in (("W", model.softmax.weight), ("b", model.softmax.bias)):
-            if f"softmax/{name}" not in handle:
-                raise DataError(f"{folder / SOFTMAX_FILE}: missing dataset softmax/{name}")
-            value = torch.from_numpy(handle[f"softmax/{name}"][...]).float()  # upcast fp16
-            if value.shape != parameter.shape:
-                raise DataError(f"{folder / SOFTMAX_FILE}: softmax/{name} has shape "
-                                f"{tuple(value.shape)}, expected {tuple(parameter.shape)}")
-            parameter.copy_(value)
+    model.softmax.load_hdf5(folder / SOFTMAX_FILE)
     return model.eval(), vocab
 
 

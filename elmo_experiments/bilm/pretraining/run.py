@@ -9,8 +9,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from elmo_experiments.bilm.pretrained import write_checksums
 from elmo_experiments.bilm.pretraining.corpus import SOURCE_PARAMS, PreparedCorpus, load_or_prepare
 from elmo_experiments.bilm.pretraining.lm_data import (
@@ -112,15 +110,11 @@ def export_bilm(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: s
 
 def init_from(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: str | Path) -> None:
     """Start from an exported biLM (domain fine-tuning); its softmax too if the vocab matches."""
-    import h5py
-
     directory = Path(directory)
     load_weights(model.bilm, directory / "weights.hdf5")
     if (directory / VOCAB_FILE).is_file() and \
             SoftmaxVocabulary.load(directory / VOCAB_FILE).words == vocab.words:
-        with h5py.File(directory / SOFTMAX_FILE, "r") as handle, torch.no_grad():
-            model.softmax.weight.copy_(torch.from_numpy(handle["softmax/W"][...]))
-            model.softmax.bias.copy_(torch.from_numpy(handle["softmax/b"][...]))
+        model.softmax.load_hdf5(directory / SOFTMAX_FILE)
         logger.info("initialised biLM and softmax from %s", directory)
     else:
         logger.info("initialised biLM from %s (new softmax: vocabulary differs)", directory)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import torch
+
+from elmo_experiments.errors import DataError
 
 
 def log_uniform_probabilities(size: int) -> torch.Tensor:
@@ -49,6 +52,21 @@ class SharedSoftmax(torch.nn.Module):
         logits = torch.cat([true_logits[:, None], sampled], dim=1)  # (n, 1 + S)
         wide = torch.promote_types(logits.dtype, torch.float32)  # fp32 under bf16 autocast
         return -torch.log_softmax(logits.to(wide), dim=1)[:, 0]
+
+    def load_hdf5(self, path: Path) -> None:
+        """Copy ``softmax/W`` and ``softmax/b`` of an exported ``softmax.hdf5`` in (float16
+        upcast); a missing or mis-shaped dataset is a one-line error."""
+        import h5py
+
+        with h5py.File(path, "r") as handle, torch.no_grad():
+            for name, parameter in (("W", self.weight), ("b", self.bias)):
+                if f"softmax/{name}" not in handle:
+                    raise DataError(f"{path}: missing dataset softmax/{name}")
+                value = torch.from_numpy(handle[f"softmax/{name}"][...]).float()
+                if value.shape != parameter.shape:
+                    raise DataError(f"{path}: softmax/{name} has shape {tuple(value.shape)}, "
+                                    f"expected {tuple(parameter.shape)}")
+                parameter.copy_(value)
 
     def forward(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         if self.training and 0 < self.num_samples < self.weight.shape[0]:
