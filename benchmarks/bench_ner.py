@@ -21,8 +21,9 @@ from elmo_experiments.config.loader import load_config
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.experiment import validate_experiment
 from elmo_experiments.run import build_model, build_vocabulary
+from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.session import seed_everything
-from elmo_experiments.training.trainer import Trainer, evaluate
+from elmo_experiments.training.trainer import Trainer
 
 
 def main() -> None:

@@ -132,14 +132,16 @@ def validate(config: str, overrides: tuple[str, ...], ext_vars: tuple[str, ...])
 @click.argument("data_file", type=click.Path(dir_okay=False))
 @click.option("--weights", default="best.pt", show_default=True, help="checkpoint in RUN_DIR")
 @click.option("--predictions", type=click.Path(dir_okay=False), help="write JSON lines here")
-@click.option("--conlleval", type=click.Path(dir_okay=False),
-              help="write `token gold predicted` lines (conlleval's input) here")
+@click.option("--official-output", "--conlleval", "official_output",
+              type=click.Path(dir_okay=False),
+              help="write the predictions in the official scorer's format here (the config's "
+                   "dataset_metric: conlleval's `token gold predicted` lines for NER)")
 def evaluate(run_dir: str, data_file: str, weights: str, predictions: str | None,
-             conlleval: str | None) -> None:
+             official_output: str | None) -> None:
     """Evaluate the model in RUN_DIR on DATA_FILE; print its metrics as JSON."""
     from elmo_experiments.predict import evaluate_file
 
-    _print_json(evaluate_file(run_dir, data_file, weights, predictions, conlleval))
+    _print_json(evaluate_file(run_dir, data_file, weights, predictions, official_output))
 
 
 @cli.command()

@@ -10,4 +10,5 @@ from elmo_experiments.data.readers import conll2003, snli, sst  # noqa: F401
 from elmo_experiments.models import bcn, crf_tagger, esim  # noqa: F401
 from elmo_experiments.modules import encoders  # noqa: F401
 from elmo_experiments.modules.embedders import char_cnn, word_embedding  # noqa: F401
+from elmo_experiments.tasks import ner  # noqa: F401
 from elmo_experiments.training import callbacks, optimizers  # noqa: F401

@@ -28,6 +28,8 @@ EXPERIMENT_PARAMS = (
     Param("evaluate_on_test", bool, False),
     Param("vocabulary", fields=VOCABULARY_PARAMS, default={}),
     Param("model", component="model"),
+    Param("dataset_metric", component="dataset_metric", default=None,
+          doc="scores each validation/test pass as a whole, in the task's official format"),
     Param("data_loader", fields=DATA_LOADER_PARAMS, default={}),
     Param("trainer", fields=TRAINER_PARAMS),
     Param("random_seed", int, 13370),

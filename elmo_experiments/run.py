@@ -12,12 +12,15 @@ from typing import Any
 import torch
 
 from elmo_experiments.config.loader import load_config
-from elmo_experiments.data.batching import Fields, InstanceLoader, index_instances
+from elmo_experiments.config.registry import Spec
+from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path, sha1_of
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
 from elmo_experiments.experiment import Experiment, validate_experiment
+from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.callbacks import Callback
+from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     check_run_dir,
     load_checkpoint,
@@ -26,7 +29,6 @@ from elmo_experiments.training.run_dir import (
 )
 from elmo_experiments.training.run_identity import identity, record_start
 from elmo_experiments.training.session import finish, fit, seed_everything, setup_logging, summary
-from elmo_experiments.training.trainer import evaluate
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -41,6 +43,7 @@ class Assembled:
     reader: Any  # the evaluation reader (validation_dataset_reader if configured)
     vocab: Vocabulary
     model: torch.nn.Module
+    dataset_metric: DatasetMetric | None  # the experiment's dataset_metric, built
 
 
 def data_paths(experiment: Experiment) -> dict[str, str | None]:
@@ -64,21 +67,28 @@ def warn_if_sample(paths: dict[str, str | None]) -> bool:
 
 def build_vocabulary(reader: Any, instances: list[dict[str, Any]],
                      settings: dict[str, Any]) -> Vocabulary:
+    """Every field counts its vocabulary items (tokens per indexer, labels) over ``instances``."""
     counts: dict[str, Counter[str]] = {}
-    fields: Fields = reader.fields
     for instance in instances:
-        for field in fields.text:
-            for indexer in reader.token_indexers.values():
-                indexer.count(instance[field], counts)
-        labels = fields.labels_of(instance)
-        if labels is not None:
-            counts.setdefault("labels", Counter()).update(labels)
+        for name, field in reader.fields.items():
+            if instance.get(name) is not None:
+                field.count(instance[name], counts)
     return Vocabulary.from_counts(counts, settings["min_count"], settings["max_vocab_size"])
 
 
-def build_model(experiment: Experiment, reader: Any, vocab: Vocabulary) -> torch.nn.Module:
+def _build(spec: Spec, reader: Any, vocab: Vocabulary) -> Any:
     context = {"vocab": vocab, "label_encoding": getattr(reader, "label_encoding", None)}
-    return experiment.model.build(**{k: context[k] for k in experiment.model.entry.context})
+    return spec.build(**{key: context[key] for key in spec.entry.context})
+
+
+def build_model(experiment: Experiment, reader: Any, vocab: Vocabulary) -> torch.nn.Module:
+    return _build(experiment.model, reader, vocab)
+
+
+def build_dataset_metric(experiment: Experiment, reader: Any,
+                         vocab: Vocabulary) -> DatasetMetric | None:
+    spec = experiment["dataset_metric"]
+    return _build(spec, reader, vocab) if spec is not None else None
 
 
 def train(
@@ -122,6 +132,7 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     else:
         vocab = build_vocabulary(reader, datasets["train"], experiment["vocabulary"])
     model = build_model(experiment, reader, vocab)
+    dataset_metric = build_dataset_metric(experiment, evaluation_reader, vocab)
     prepare_run_dir(run_dir, force=force, recover=recover)  # now: wipe (--force) or create
     start_or_recover(run_dir, experiment.raw, recover, source)
     record_start(run_dir, what)
@@ -130,19 +141,19 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
         vocab.save(vocab_dir)
     description = {"config": experiment.raw, "vocabulary_sha1": sha1_of(
         *sorted(p for p in vocab_dir.iterdir() if p.is_file()))}
-    indexed = {split: index_instances(data, reader.token_indexers, vocab, reader.fields,
-                                      source=str(paths[split]))
+    indexed = {split: index_instances(data, reader.fields, vocab, source=str(paths[split]))
                for split, data in datasets.items()}
-    loaders = {split: InstanceLoader(data, reader.token_indexers, experiment["data_loader"],
-                                     seed, train=split == "train", fields=reader.fields)
+    loaders = {split: InstanceLoader(data, reader.fields, experiment["data_loader"], seed,
+                                     train=split == "train")
                for split, data in indexed.items()}
     logger.info("training on %d instances", len(indexed["train"]))
     trainer, best = fit(model, loaders["train"], loaders.get("validation"),
                         experiment["trainer"], run_dir, experiment.raw, recover, extra_callbacks,
-                        description)
+                        description, dataset_metric)
     metrics = summary(trainer, best)
     if experiment["evaluate_on_test"] and "test" in loaders:
-        test = evaluate(model, loaders["test"], amp=experiment["trainer"].get("amp"))
+        test = evaluate(model, loaders["test"], amp=experiment["trainer"].get("amp"),
+                        dataset_metric=dataset_metric)
         metrics.update({f"test_{k}": v for k, v in test.items()})
         logger.info("test: %s", json.dumps({k: round(v, 4) for k, v in test.items()
                                              if isinstance(v, float) and "-" not in k}))
@@ -163,4 +174,5 @@ def load_run(run_dir: str | Path, weights: str = "best.pt") -> Assembled:
     model = build_model(experiment, reader, vocab)
     model.load_state_dict(load_checkpoint(run_dir / weights)["model"])
     model.eval()
-    return Assembled(experiment, reader, vocab, model)
+    return Assembled(experiment, reader, vocab, model,
+                     build_dataset_metric(experiment, reader, vocab))

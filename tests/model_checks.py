@@ -17,7 +17,8 @@ import pytest
 import torch
 
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
-from elmo_experiments.data.batching import collate, index_instances
+from elmo_experiments.data.batching import Batch, collate, index_instances
+from elmo_experiments.data.fields import text_fields
 from elmo_experiments.experiment import validate_experiment
 from elmo_experiments.modules.dropout import VariationalDropout
 from elmo_experiments.predict import evaluate_file, predict_lines
@@ -41,11 +42,8 @@ def assemble(name: str, overrides: list[str] | None = None) -> tuple[Any, Any, A
     return reader, vocab, build_model(experiment, reader, vocab), instances
 
 
-def make_batch(reader: Any, vocab: Any, instances: list[dict]) -> dict[str, Any]:
-    data = index_instances(instances, reader.token_indexers, vocab, reader.fields)
-    batch = collate(data, reader.token_indexers, reader.fields)
-    batch.pop("num_tokens")
-    return batch
+def make_batch(reader: Any, vocab: Any, instances: list[dict]) -> Batch:
+    return collate(index_instances(instances, reader.fields, vocab), reader.fields)
 
 
 def without_dropout(model: torch.nn.Module) -> torch.nn.Module:
@@ -55,11 +53,11 @@ def without_dropout(model: torch.nn.Module) -> torch.nn.Module:
     return model
 
 
-def check_gradients(model: torch.nn.Module, batch: dict[str, Any]) -> None:
+def check_gradients(model: torch.nn.Module, batch: Batch) -> None:
     """Every trainable parameter gets a non-zero gradient (dropout off, training mode)."""
     without_dropout(model).train()
     model.zero_grad()
-    model(**batch)["loss"].backward()
+    model(**batch.arguments())["loss"].backward()
     missing = [name for name, p in model.named_parameters()
                if p.requires_grad and (p.grad is None or not p.grad.abs().sum() > 0)]
     assert missing == [], f"parameters without a gradient: {missing}"
@@ -88,17 +86,17 @@ def check_batch_equals_one_by_one(model: torch.nn.Module, reader: Any, vocab: An
                                   instances: list[dict]) -> None:
     """Predictions for a batch of instances of different lengths equal each one alone."""
     model.eval()
-    text = next(iter(reader.fields.text))
+    text = text_fields(reader.fields)[0]
     chosen = sorted(instances, key=lambda i: len(i[text]))
     chosen = [chosen[0], chosen[len(chosen) // 2], chosen[-1]]  # short, middle, long
     assert len({len(i[text]) for i in chosen}) > 1, "the check needs different lengths"
     with torch.no_grad():
         together_batch = make_batch(reader, vocab, chosen)
-        together = model(**together_batch)
+        together = model(**together_batch.arguments())
         records = model.human_readable(together, together_batch)
         for index, instance in enumerate(chosen):
             alone_batch = make_batch(reader, vocab, [instance])
-            alone = model(**alone_batch)
+            alone = model(**alone_batch.arguments())
             _assert_same_record(model.human_readable(alone, alone_batch)[0], records[index])
             length = len(instance[text])
             for key, row in _rows(alone, 0, length).items():

@@ -1,4 +1,5 @@
-"""Index instances once, group them into length-bucketed batches, and collate into tensors."""
+"""Index instances once (field by field), group them into length-bucketed batches, and let
+every field batch its own values into a ``Batch``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import torch
 
 from elmo_experiments.config.registry import Param
-from elmo_experiments.data.token_indexers import TokenIndexer
+from elmo_experiments.data.fields import Field, MetadataField, text_fields
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 
@@ -24,73 +25,76 @@ DATA_LOADER_PARAMS = (
 )
 
 
-@dataclass(frozen=True)
-class Fields:
-    """What a reader's instances hold: token-list fields and one label field.
-
-    ``label_kind`` is ``sequence`` (one label per token of the first text field, as in tagging)
-    or ``single`` (one label per instance, as in classification and entailment).
-    """
-
-    text: tuple[str, ...] = ("tokens",)
-    label: str = "tags"
-    label_kind: str = "sequence"
-
-    def labels_of(self, instance: dict[str, Any]) -> list[str] | None:
-        """The instance's labels as a list (one item for ``single``), or None if unlabelled."""
-        value = instance.get(self.label)
-        if value is None:
-            return None
-        return list(value) if self.label_kind == "sequence" else [value]
-
-
-TAGGING = Fields()
-
-
 def mask_key(field: str) -> str:
-    """The batch key of a text field's mask: ``mask`` for ``tokens``, else ``<field>_mask``."""
+    """The model argument of a field's mask: ``mask`` for ``tokens``, else ``<field>_mask``."""
     return "mask" if field == "tokens" else f"{field}_mask"
 
 
 @dataclass
 class IndexedInstance:
-    """Per text field: features per indexer key and its length; label ids; the instance."""
+    """Per field its indexed value (None where the instance has no value); the instance."""
 
-    features: dict[str, dict[str, np.ndarray]]
-    lengths: dict[str, int]
-    labels: np.ndarray | None
+    values: dict[str, Any]
+    length: int  # the longest text field: what batches are bucketed by
+    num_tokens: int  # all text fields' tokens, for the tokens/s figure
     instance: dict[str, Any]
 
-    @property
-    def length(self) -> int:
-        """The longest text field: what batches are bucketed by."""
-        return max(self.lengths.values())
+
+@dataclass
+class Batch:
+    """What a model is fed: per field its tensors, the masks (computed once, when batching),
+    the token count, the instances' positions in their dataset and the instances themselves."""
+
+    inputs: dict[str, Any]
+    masks: dict[str, torch.Tensor]
+    num_tokens: int
+    indices: list[int]
+    metadata: list[dict[str, Any]]
+
+    def __len__(self) -> int:
+        return len(self.metadata)
+
+    def to(self, device: torch.device) -> Batch:
+        """The same batch with every tensor on ``device``."""
+        return Batch(_to_device(self.inputs, device), _to_device(self.masks, device),
+                     self.num_tokens, self.indices, self.metadata)
+
+    def arguments(self) -> dict[str, Any]:
+        """The model's keyword arguments: each field by name, each mask by ``mask_key``, and
+        ``metadata``."""
+        return {**self.inputs, **{mask_key(name): mask for name, mask in self.masks.items()},
+                "metadata": self.metadata}
 
 
-def index_instances(
-    instances: list[dict[str, Any]],
-    indexers: dict[str, TokenIndexer],
-    vocab: Vocabulary,
-    fields: Fields = TAGGING,
-    label_namespace: str = "labels",
-    source: str = "data",
-) -> list[IndexedInstance]:
-    """Index every instance; a label the vocabulary lacks is an error naming ``source``."""
+def _to_device(value: Any, device: torch.device) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device, non_blocking=True)
+    if isinstance(value, dict):
+        return {key: _to_device(item, device) for key, item in value.items()}
+    return value
+
+
+def index_instances(instances: list[dict[str, Any]], fields: dict[str, Field], vocab: Vocabulary,
+                    source: str = "data") -> list[IndexedInstance]:
+    """Index every instance field by field; a problem (a label the vocabulary lacks, a per-token
+    field of the wrong length, a span outside its text) is an error naming ``source``."""
+    texts = text_fields(fields)
     out = []
     for number, instance in enumerate(instances, start=1):
-        features = {field: {key: indexer.index(instance[field], vocab)
-                            for key, indexer in indexers.items()} for field in fields.text}
-        lengths = {field: len(instance[field]) for field in fields.text}
-        names = fields.labels_of(instance)
-        labels = None
-        if names is not None:
+        values: dict[str, Any] = {}
+        for name, field in fields.items():
+            value = instance.get(name)
+            if value is None:
+                if not field.target and not isinstance(field, MetadataField):
+                    raise DataError(f"{source}: instance {number}: no {name!r}")
+                values[name] = None
+                continue
             try:
-                labels = np.array([vocab.index(label_namespace, t) for t in names],
-                                  dtype=np.int64)
+                values[name] = field.index(value, vocab, instance)
             except DataError as error:
-                raise DataError(f"{source}: instance {number}: {error} (the model knows only "
-                                f"the training data's labels)") from None
-        out.append(IndexedInstance(features, lengths, labels, instance))
+                raise DataError(f"{source}: instance {number}: {name}: {error}") from None
+        sizes = [fields[name].size(values[name]) for name in texts]
+        out.append(IndexedInstance(values, max(sizes, default=0), sum(sizes), instance))
     return out
 
 
@@ -132,41 +136,31 @@ def make_batches(
     return batches
 
 
-def collate(items: list[IndexedInstance], indexers: dict[str, TokenIndexer],
-            fields: Fields = TAGGING) -> dict[str, Any]:
-    """Pad a batch: per text field its tensors per indexer key and its mask (batch, seq); the
-    labels if every item has them; ``num_tokens`` (all text fields) for the progress bar."""
-    batch: dict[str, Any] = {"metadata": [item.instance for item in items]}
-    num_tokens = 0
-    for field in fields.text:
-        sizes = [item.lengths[field] for item in items]
-        length = max(sizes)
-        lengths = torch.tensor(sizes)
-        batch[field] = {key: ix.pad([it.features[field][key] for it in items], length)
-                        for key, ix in indexers.items()}
-        batch[mask_key(field)] = torch.arange(length)[None, :] < lengths[:, None]  # (batch, seq)
-        num_tokens += sum(sizes)
-    batch["num_tokens"] = num_tokens
-    if all(item.labels is not None for item in items):
-        if fields.label_kind == "single":
-            labels = np.array([int(item.labels[0]) for item in items], dtype=np.int64)  # (batch,)
-        else:
-            first = fields.text[0]
-            labels = np.zeros((len(items), max(it.lengths[first] for it in items)), dtype=np.int64)
-            for row, item in enumerate(items):
-                labels[row, : item.lengths[first]] = item.labels  # (batch, seq)
-        batch[fields.label] = torch.from_numpy(labels)
-    return batch
+def collate(items: list[IndexedInstance], fields: dict[str, Field]) -> Batch:
+    """Each field batches its own values; a target field only when every item has one."""
+    inputs: dict[str, Any] = {}
+    masks: dict[str, torch.Tensor] = {}
+    for name, field in fields.items():
+        values = [item.values[name] for item in items]
+        if any(value is None for value in values):
+            continue
+        padded = field.batch(values)
+        if padded is None:
+            continue
+        inputs[name] = padded.value
+        if padded.mask is not None:
+            masks[name] = padded.mask
+    return Batch(inputs, masks, sum(item.num_tokens for item in items), [],
+                 [item.instance for item in items])
 
 
 def iterate_batches(
     data: list[IndexedInstance],
-    indexers: dict[str, TokenIndexer],
+    fields: dict[str, Field],
     settings: dict[str, Any],
     seed: int,
     train: bool,
-    fields: Fields = TAGGING,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Batch]:
     """Batches for one pass; evaluation passes are unshuffled and may use a larger batch."""
     batch_size = settings["batch_size"]
     if not train and settings.get("validation_batch_size"):
@@ -181,8 +175,8 @@ def iterate_batches(
         seed=seed,
     )
     for group in groups:
-        batch = collate([data[i] for i in group], indexers, fields)
-        batch["indices"] = group
+        batch = collate([data[i] for i in group], fields)
+        batch.indices = group
         yield batch
 
 
@@ -198,16 +192,18 @@ def num_batches(data: list[IndexedInstance], settings: dict[str, Any], train: bo
 class InstanceLoader:
     """What the trainer iterates: batches of indexed instances, reshuffled every epoch."""
 
-    def __init__(self, data: list[IndexedInstance], indexers: dict[str, TokenIndexer],
-                 settings: dict[str, Any], seed: int = 0, train: bool = True,
-                 fields: Fields = TAGGING) -> None:
-        self.data, self.indexers, self.settings = data, indexers, settings
-        self.seed, self.train, self.fields = seed, train, fields
+    def __init__(self, data: list[IndexedInstance], fields: dict[str, Field],
+                 settings: dict[str, Any], seed: int = 0, train: bool = True) -> None:
+        self.data, self.fields, self.settings = data, fields, settings
+        self.seed, self.train = seed, train
 
-    def batches(self, epoch: int) -> Iterator[dict[str, Any]]:
+    def batches(self, epoch: int) -> Iterator[Batch]:
         seed = self.seed * 1000 + epoch if self.train else 0
-        return iterate_batches(self.data, self.indexers, self.settings, seed, self.train,
-                               self.fields)
+        return iterate_batches(self.data, self.fields, self.settings, seed, self.train)
 
     def __len__(self) -> int:
         return num_batches(self.data, self.settings, self.train)
+
+    def instances(self) -> list[dict[str, Any]]:
+        """The instances, in input order (what a dataset-level metric scores)."""
+        return [item.instance for item in self.data]

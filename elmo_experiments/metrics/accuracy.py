@@ -1,24 +1,38 @@
-"""Classification accuracy, in percent, accumulated over batches."""
+"""Accuracy, in percent, accumulated over batches: of classes (one per instance) or of tags."""
 
 from __future__ import annotations
 
 import torch
 
+from elmo_experiments.metrics.metric import State
+
 
 class CategoricalAccuracy:
     """Share of instances whose highest-scoring class is the gold one (ties: the lowest id)."""
 
+    names = ("accuracy",)
+
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
         self.correct = 0
         self.total = 0
 
     def update(self, logits: torch.Tensor, gold: torch.Tensor) -> None:
         # logits: (batch, classes); gold: (batch,)
-        self.correct += int((logits.argmax(dim=-1) == gold).sum())
-        self.total += int(gold.numel())
+        self.add((logits.argmax(dim=-1) == gold).sum().item(), gold.numel())
 
-    def get_metric(self, reset: bool = False) -> float:
-        value = 100.0 * self.correct / self.total if self.total else 0.0
-        if reset:
-            self.correct = self.total = 0
-        return value
+    def add(self, correct: int, total: int) -> None:
+        """Count ``correct`` right answers out of ``total`` (e.g. decoded tags)."""
+        self.correct += int(correct)
+        self.total += int(total)
+
+    def compute(self) -> dict[str, float]:
+        return {"accuracy": 100.0 * self.correct / self.total if self.total else 0.0}
+
+    def state(self) -> State:
+        return {"correct": self.correct, "total": self.total}
+
+    def merge(self, state: State) -> None:
+        self.add(state["correct"], state["total"])

@@ -18,9 +18,10 @@ from __future__ import annotations
 import copy
 import gzip
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from elmo_experiments.errors import DataError
+from elmo_experiments.metrics.metric import State, add_states
 
 BOUNDARY = "-X-"  # conlleval's sentence-boundary word
 DOCSTART = "-DOCSTART-"
@@ -111,10 +112,14 @@ def _prf(correct: int, found: int, gold: int) -> tuple[float, float, float]:
 
 
 class SpanF1:
-    """Streaming conlleval-exact chunk metric: ``update`` per batch, ``get_metric`` any time.
+    """Streaming conlleval-exact chunk metric: ``update`` per batch, ``compute`` any time.
 
     ``iobes=False`` drops the IOBES extension: every input then counts exactly as conlleval.pl.
+    Every update ends at a sentence boundary, where the stream holds no open chunk, so the
+    state is the counts alone and replicas' counts add up.
     """
+
+    names = ("precision", "recall", "f1", "accuracy")
 
     def __init__(self, iobes: bool = True) -> None:
         self.iobes = iobes
@@ -177,7 +182,14 @@ class SpanF1:
             _add_phrase(counts, "correct", self._last_gold[1])
         return counts
 
-    def get_metric(self, reset: bool = False) -> dict[str, float]:
+    def state(self) -> State:
+        return asdict(self.counts())
+
+    def merge(self, state: State) -> None:
+        self._counts = ChunkCounts(**add_states(asdict(self.counts()), state))
+        self._in_correct = False
+
+    def compute(self) -> dict[str, float]:
         """Percent ``precision``/``recall``/``f1``/``accuracy`` plus ``precision-TYPE`` etc."""
         counts = self.counts()
         precision, recall, f1 = _prf(
@@ -190,8 +202,6 @@ class SpanF1:
             metrics[f"precision-{chunk_type}"] = p
             metrics[f"recall-{chunk_type}"] = r
             metrics[f"f1-{chunk_type}"] = f
-        if reset:
-            self.reset()
         return metrics
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
+from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.models.label_output import LabelOutput
 from elmo_experiments.modules.attention import align
@@ -46,6 +47,7 @@ class Bcn(torch.nn.Module):
         self.integrator_dropout = torch.nn.Dropout(integrator_dropout)
         self.self_attentive_pool = SelfAttentivePooling(pooled_dim)
         self.head = LabelOutput(vocab)
+        self.metrics = [self.head.accuracy]
         self.output_layer = FeedForward(4 * pooled_dim, list(output_dims), "relu", output_dropout)
         self.classifier = torch.nn.Linear(self.output_layer.output_dim, self.head.num_labels)
 
@@ -64,11 +66,9 @@ class Bcn(torch.nn.Module):
         logits = self.classifier(self.output_layer(self.integrator_dropout(pooled)))
         return self.head.output(logits, label, self.embedder.regularization_penalty())
 
-    def human_readable(self, output: dict[str, Any], batch: dict[str, Any]) -> list[dict]:
+    def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict]:
         return self.head.human_readable(output, batch, ("tokens",))
 
-    def get_metrics(self, reset: bool = False) -> dict[str, float]:
-        return self.head.get_metrics(reset)
 
 
 register(

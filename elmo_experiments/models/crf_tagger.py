@@ -7,8 +7,11 @@ from typing import Any
 import torch
 
 from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
+from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.tag_schemes import allowed_transitions
 from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.metrics.accuracy import CategoricalAccuracy
+from elmo_experiments.metrics.metric import Metric
 from elmo_experiments.metrics.span_f1 import SpanF1
 from elmo_experiments.modules.crf import ConditionalRandomField
 from elmo_experiments.modules.embedders.stack import EmbedderStack
@@ -46,9 +49,10 @@ class CrfTagger(torch.nn.Module):
         if constrain_crf_decoding and label_encoding is not None:
             constraints = allowed_transitions(label_encoding, dict(enumerate(labels)))
         self.crf = ConditionalRandomField(len(labels), constraints, include_start_end_transitions)
+        # with chunk labels conlleval's figures (its accuracy included), else tag accuracy
         self.span_f1 = SpanF1() if label_encoding is not None else None
-        self._correct = 0
-        self._total = 0
+        self.accuracy = CategoricalAccuracy()
+        self.metrics: list[Metric] = [self.span_f1] if self.span_f1 else [self.accuracy]
 
     def forward(
         self,
@@ -74,31 +78,24 @@ class CrfTagger(torch.nn.Module):
     def _update_metrics(self, predicted: list[list[int]], tags: torch.Tensor, mask: torch.Tensor):
         lengths = mask.sum(dim=1).tolist()
         gold_ids = [row[:n] for row, n in zip(tags.tolist(), lengths, strict=True)]
-        for gold, guess in zip(gold_ids, predicted, strict=True):
-            self._correct += sum(g == p for g, p in zip(gold, guess, strict=True))
-            self._total += len(gold)
         if self.span_f1 is not None:
             self.span_f1.update(
                 [self.decode_tags(g) for g in gold_ids], [self.decode_tags(p) for p in predicted]
             )
+            return
+        for gold, guess in zip(gold_ids, predicted, strict=True):
+            self.accuracy.add(sum(g == p for g, p in zip(gold, guess, strict=True)), len(gold))
 
     def decode_tags(self, ids: list[int]) -> list[str]:
         return [self.vocab.token(self.label_namespace, i) for i in ids]
 
-    def human_readable(self, output: dict[str, Any], batch: dict[str, Any]) -> list[dict[str, Any]]:
+    def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]:
         """One JSON-able record per sentence: its tokens and predicted tags."""
         return [
             {"tokens": meta["tokens"], "tags": self.decode_tags(ids)}
-            for meta, ids in zip(batch["metadata"], output["predicted_ids"], strict=True)
+            for meta, ids in zip(batch.metadata, output["predicted_ids"], strict=True)
         ]
 
-    def get_metrics(self, reset: bool = False) -> dict[str, float]:
-        metrics = {"accuracy": 100.0 * self._correct / self._total if self._total else 0.0}
-        if self.span_f1 is not None:
-            metrics.update(self.span_f1.get_metric(reset=reset))
-        if reset:
-            self._correct = self._total = 0
-        return metrics
 
 
 register(

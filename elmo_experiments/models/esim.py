@@ -11,6 +11,7 @@ from typing import Any
 import torch
 
 from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
+from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.models.label_output import LabelOutput
 from elmo_experiments.modules.attention import align
@@ -40,6 +41,7 @@ class Esim(torch.nn.Module):
         self.inference_encoder = inference_encoder.build(input_dim=projection_dim)
         self.output_dropout = torch.nn.Dropout(dropout)
         self.head = LabelOutput(vocab)
+        self.metrics = [self.head.accuracy]
         self.output_layer = FeedForward(4 * self.inference_encoder.output_dim, [output_dim],
                                         "relu", dropout)
         self.classifier = torch.nn.Linear(output_dim, self.head.num_labels)
@@ -80,11 +82,9 @@ class Esim(torch.nn.Module):
                      if p is not None]
         return self.head.output(logits, label, sum(penalties) if penalties else None)
 
-    def human_readable(self, output: dict[str, Any], batch: dict[str, Any]) -> list[dict]:
+    def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict]:
         return self.head.human_readable(output, batch, ("premise", "hypothesis"))
 
-    def get_metrics(self, reset: bool = False) -> dict[str, float]:
-        return self.head.get_metrics(reset)
 
 
 register(

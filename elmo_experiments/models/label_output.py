@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
 
@@ -33,12 +34,12 @@ class LabelOutput:
             self.accuracy.update(logits.detach(), label)
         return output
 
-    def human_readable(self, output: dict[str, Any], batch: dict[str, Any],
+    def human_readable(self, output: dict[str, Any], batch: Batch,
                        text_fields: tuple[str, ...]) -> list[dict[str, Any]]:
         """Per instance: its text fields, the predicted label, every label's probability and
         the gold label when the input has one."""
         records = []
-        for meta, probabilities in zip(batch["metadata"], output["probabilities"].tolist(),
+        for meta, probabilities in zip(batch.metadata, output["probabilities"].tolist(),
                                        strict=True):
             best = max(range(len(probabilities)), key=probabilities.__getitem__)
             record = {**{field: meta[field] for field in text_fields},
@@ -49,5 +50,3 @@ class LabelOutput:
             records.append(record)
         return records
 
-    def get_metrics(self, reset: bool = False) -> dict[str, float]:
-        return {"accuracy": self.accuracy.get_metric(reset)}

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.callbacks import Callback, JsonlLog
 from elmo_experiments.training.run_dir import load_checkpoint, write_json
 from elmo_experiments.training.run_identity import record_end
@@ -49,7 +50,8 @@ def setup_logging(run_dir: Path | None) -> None:
 def fit(model: torch.nn.Module, train_loader: Loader, validation_loader: Loader | None,
         settings: dict[str, Any], run_dir: Path, config: dict[str, Any], recover: bool,
         extra_callbacks: list[Callback] | None = None,
-        description: dict[str, Any] | None = None) -> tuple[Trainer, dict[str, Any]]:
+        description: dict[str, Any] | None = None,
+        dataset_metric: DatasetMetric | None = None) -> tuple[Trainer, dict[str, Any]]:
     """Train to the end (or early stop); the model holds the best epoch's weights afterwards.
 
     Returns the trainer (its ``state`` has epochs and timings) and the best epoch's record.
@@ -62,7 +64,7 @@ def fit(model: torch.nn.Module, train_loader: Loader, validation_loader: Loader 
     callbacks: list[Callback] = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]],
                                  *(extra_callbacks or [])]
     trainer = Trainer(model, optimizer, scheduler, train_loader, validation_loader, settings,
-                      run_dir, callbacks, description or {"config": config})
+                      run_dir, callbacks, description or {"config": config}, dataset_metric)
     if recover:
         trainer.restore()
     for callback in callbacks:

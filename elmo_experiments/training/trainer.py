@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import torch
@@ -15,8 +14,10 @@ from tqdm import tqdm
 
 from elmo_experiments.config.registry import Param, Spec, suggest
 from elmo_experiments.errors import ConfigError
+from elmo_experiments.metrics.metric import DatasetMetric, compute_all, metric_names
 from elmo_experiments.precision import autocast, warn_if_emulated
 from elmo_experiments.training.callbacks import Callback
+from elmo_experiments.training.evaluation import Loader, evaluate
 from elmo_experiments.training.run_dir import load_checkpoint, save_checkpoint, write_json
 
 logger = logging.getLogger(__name__)
@@ -37,15 +38,6 @@ TRAINER_PARAMS = (
 )
 
 
-def to_device(batch: Any, device: torch.device) -> Any:
-    """Move every tensor of a (nested) batch to ``device``."""
-    if isinstance(batch, torch.Tensor):
-        return batch.to(device, non_blocking=True)
-    if isinstance(batch, dict):
-        return {key: to_device(value, device) for key, value in batch.items()}
-    return batch
-
-
 @dataclass
 class TrainState:
     """Everything needed to resume exactly after a completed epoch."""
@@ -62,14 +54,6 @@ def _to_float(value: Any) -> Any:
     return float(value) if isinstance(value, (int, float, np.floating)) else value
 
 
-class Loader(Protocol):
-    """Batches for one epoch (deterministic for a given epoch) and how many there are."""
-
-    def batches(self, epoch: int) -> Iterator[dict[str, Any]]: ...
-
-    def __len__(self) -> int: ...
-
-
 class Trainer:
     """Trains ``model`` on a loader's batches; writes checkpoints and metrics into ``run_dir``."""
 
@@ -84,6 +68,7 @@ class Trainer:
         run_dir: Path,
         callbacks: list[Callback],
         description: dict[str, Any] | None = None,
+        dataset_metric: DatasetMetric | None = None,
     ) -> None:
         self.model = model
         self.optimizer = optimizer
@@ -94,6 +79,7 @@ class Trainer:
         self.run_dir = run_dir
         self.callbacks = callbacks
         self.description = description or {}  # what checkpoints say about themselves
+        self.dataset_metric = dataset_metric  # scores each validation pass as a whole
         metric = settings["validation_metric"]
         self.metric_name = metric[1:]
         self.maximise = metric.startswith("+")
@@ -137,11 +123,11 @@ class Trainer:
         device = next(self.model.parameters()).device
         tokens, start = 0, time.perf_counter()
         for batch in bar:
-            tokens += batch.pop("num_tokens", 0)  # text tokens, for the tokens/s figure
-            batch = to_device(batch, device)
+            tokens += batch.num_tokens  # text tokens, for the tokens/s figure
+            batch = batch.to(device)
             self.optimizer.zero_grad(set_to_none=True)
             with autocast(self.settings.get("amp"), device.type):
-                output = self.model(**batch)
+                output = self.model(**batch.arguments())
             loss = output["loss"].float()  # the model's own per-batch objective
             loss.backward()
             if self.settings["grad_clipping"] is not None:
@@ -153,7 +139,7 @@ class Trainer:
             total_loss += loss.item()
             batches += 1
             logs = {"loss": total_loss / batches}
-            metrics = self.model.get_metrics(reset=False)
+            metrics = compute_all(self.model.metrics)
             if self.metric_name in metrics:
                 logs[self.metric_name] = metrics[self.metric_name]
             shown = {k: f"{v:.4f}" for k, v in logs.items()}
@@ -162,7 +148,7 @@ class Trainer:
             bar.set_postfix(shown, refresh=False)
             for callback in self.callbacks:
                 callback.on_batch(epoch, batches, logs)
-        metrics = self.model.get_metrics(reset=True)
+        metrics = compute_all(self.model.metrics, reset=True)
         if tokens:
             metrics["tokens_per_s"] = tokens / (time.perf_counter() - start)
         return {"loss": total_loss / max(batches, 1), **metrics}
@@ -176,8 +162,9 @@ class Trainer:
     # -- the loop ----------------------------------------------------------------------------
     def train(self) -> dict[str, Any]:
         """Run the remaining epochs; return the per-epoch record of the best epoch."""
-        known = ["loss", *getattr(self.model, "metric_names", ()),
-                 *self.model.get_metrics(reset=True)]
+        compute_all(self.model.metrics, reset=True)
+        known = ["loss", *metric_names(self.model.metrics),
+                 *(self.dataset_metric.names if self.dataset_metric is not None else ())]
         if self.metric_name.split("-")[0] not in known:  # per-type names: f1-PER
             raise ConfigError([f"trainer.validation_metric: the model reports no "
                                f"{self.metric_name!r}{suggest(self.metric_name, known)}"])
@@ -192,7 +179,8 @@ class Trainer:
             start = time.perf_counter()
             train_metrics = self.train_epoch(epoch)
             amp = self.settings.get("amp")
-            validation = (evaluate(self.model, self.validation_loader, amp=amp)
+            validation = (evaluate(self.model, self.validation_loader, amp=amp,
+                                   dataset_metric=self.dataset_metric)
                           if self.validation_loader is not None else None)
             duration = time.perf_counter() - start
             watched = validation if validation is not None else train_metrics
@@ -242,39 +230,6 @@ def mix_reports(model: torch.nn.Module) -> dict[str, list[dict[str, Any]]]:
     """Normalised layer weights and γ of every scalar mix in ``model``, by module name."""
     return {name: module.mix_report() for name, module in model.named_modules()
             if hasattr(module, "mix_report")}
-
-
-@torch.no_grad()
-def evaluate(
-    model: torch.nn.Module,
-    loader: Loader,
-    predictions: list[dict[str, Any]] | None = None,
-    amp: str | None = None,
-) -> dict[str, float]:
-    """Loss and metrics over ``loader``; fills ``predictions`` (input order) when given a list.
-    ``amp``: the training's mixed precision (``bf16``), or None for fp32."""
-    model.eval()
-    model.get_metrics(reset=True)
-    total_loss, batches = 0.0, 0
-    ordered: dict[int, dict[str, Any]] = {}
-    device = next(model.parameters()).device
-    for batch in loader.batches(0):
-        batch.pop("num_tokens", None)
-        with autocast(amp, device.type):
-            output = model(**to_device(batch, device))
-        if "loss" in output:
-            total_loss += output["loss"].float().item()
-            batches += 1
-        if predictions is not None:
-            for index, record in zip(batch["indices"], model.human_readable(output, batch),
-                                     strict=True):
-                ordered[index] = record
-    if predictions is not None:
-        predictions.extend(ordered[i] for i in range(len(ordered)))
-    metrics = model.get_metrics(reset=True)
-    if batches:
-        metrics = {"loss": total_loss / batches, **metrics}
-    return metrics
 
 
 def build_scheduler(spec: Spec | None, optimizer: torch.optim.Optimizer, metric: str) -> Any:

@@ -9,7 +9,7 @@ import pytest
 
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.run import load_run, train
-from elmo_experiments.training.trainer import evaluate
+from elmo_experiments.training.evaluation import evaluate
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "experiments" / "ner.jsonnet"
@@ -86,10 +86,9 @@ def test_load_run_evaluates_to_the_training_test_metrics(runs, which: str) -> No
     run = load_run(run_dir)
     assert not run.model.training
     instances = run.reader.read(run.experiment["test_data_path"])
-    data = index_instances(instances, run.reader.token_indexers, run.vocab)
-    loader = InstanceLoader(data, run.reader.token_indexers, run.experiment["data_loader"],
-                            train=False)
-    metrics = evaluate(run.model, loader)
+    data = index_instances(instances, run.reader.fields, run.vocab)
+    loader = InstanceLoader(data, run.reader.fields, run.experiment["data_loader"], train=False)
+    metrics = evaluate(run.model, loader, dataset_metric=run.dataset_metric)
     assert metrics["f1"] == trained["test_f1"]
     assert metrics["accuracy"] == trained["test_accuracy"]
     assert metrics["loss"] == pytest.approx(trained["test_loss"], rel=1e-6)

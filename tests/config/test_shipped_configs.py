@@ -74,11 +74,10 @@ def test_builds_against_the_samples(path: Path, tiny_bilm_dir: Path,
     instances = reader.read(experiment["train_data_path"])
     vocab = build_vocabulary(reader, instances, experiment["vocabulary"])
     model = build_model(experiment, reader, vocab)
-    data = index_instances(instances[:8], reader.token_indexers, vocab, reader.fields)
-    loader = InstanceLoader(data, reader.token_indexers, experiment["data_loader"],
-                            fields=reader.fields)
+    data = index_instances(instances[:8], reader.fields, vocab)
+    loader = InstanceLoader(data, reader.fields, experiment["data_loader"])
     batch = next(loader.batches(0))
-    assert model(**batch)["loss"].requires_grad
+    assert model(**batch.arguments())["loss"].requires_grad
 
 
 @pytest.mark.parametrize("path", BILM, ids=BILM_IDS)

@@ -9,12 +9,20 @@ import pytest
 import torch
 
 from elmo_experiments.data.batching import (
-    Fields,
     collate,
     index_instances,
     iterate_batches,
     make_batches,
     num_batches,
+)
+from elmo_experiments.data.fields import (
+    LabelField,
+    ListTextField,
+    MetadataField,
+    SequenceLabelField,
+    SpanField,
+    TensorField,
+    TextField,
 )
 from elmo_experiments.data.token_indexers import CharactersIndexer, SingleIdIndexer
 from elmo_experiments.data.vocabulary import Vocabulary
@@ -104,98 +112,176 @@ SENTENCES = [
 def make_data() -> tuple[list, dict, Vocabulary]:
     indexers = {"tokens": SingleIdIndexer(lowercase_tokens=True),
                 "token_characters": CharactersIndexer(min_padding_length=3)}
-    counts: dict[str, Counter[str]] = {"labels": Counter()}
-    for tokens, tags in SENTENCES:
-        for indexer in indexers.values():
-            indexer.count(tokens, counts)
-        counts["labels"].update(tags)
-    vocab = Vocabulary.from_counts(counts)
+    fields = {"tokens": TextField(indexers), "tags": SequenceLabelField("tokens")}
+    counts: dict[str, Counter[str]] = {}
     instances = [{"tokens": t, "tags": g} for t, g in SENTENCES]
-    return index_instances(instances, indexers, vocab), indexers, vocab
+    for instance in instances:
+        for name, field in fields.items():
+            field.count(instance[name], counts)
+    vocab = Vocabulary.from_counts(counts)
+    return index_instances(instances, fields, vocab), fields, vocab
 
 
 def test_index_instances() -> None:
     data, _, vocab = make_data()
     assert [item.length for item in data] == [3, 1, 5, 2]
-    assert data[2].labels.tolist() == [vocab.index("labels", t) for t in SENTENCES[2][1]]
-    assert data[0].features["tokens"]["tokens"].shape == (3,)
-    assert data[0].features["tokens"]["token_characters"].shape == (3, 6)
-    assert data[1].features["tokens"]["token_characters"].shape == (1, 3)
+    assert data[2].values["tags"].tolist() == [vocab.index("labels", t) for t in SENTENCES[2][1]]
+    assert data[0].values["tokens"]["tokens"].shape == (3,)
+    assert data[0].values["tokens"]["token_characters"].shape == (3, 6)
+    assert data[1].values["tokens"]["token_characters"].shape == (1, 3)
     assert data[3].instance == {"tokens": ["Go", "now"], "tags": ["O", "O"]}
 
 
 def test_collate_shapes_and_mask() -> None:
-    data, indexers, _ = make_data()
-    batch = collate([data[0], data[1], data[2]], indexers)
-    assert batch["tokens"]["tokens"].shape == (3, 5)
-    assert batch["tokens"]["token_characters"].shape == (3, 5, 7)
-    assert batch["mask"].dtype == torch.bool
-    assert batch["mask"].tolist() == [
+    data, fields, _ = make_data()
+    batch = collate([data[0], data[1], data[2]], fields)
+    tokens, mask = batch.inputs["tokens"], batch.masks["tokens"]
+    assert tokens["tokens"].shape == (3, 5)
+    assert tokens["token_characters"].shape == (3, 5, 7)
+    assert mask.dtype == torch.bool
+    assert mask.tolist() == [
         [True, True, True, False, False],
         [True, False, False, False, False],
         [True, True, True, True, True],
     ]
-    assert torch.equal(batch["tokens"]["tokens"] != 0, batch["mask"])
-    assert torch.equal(batch["tokens"]["token_characters"][:, :, 0] != 0, batch["mask"])
-    assert batch["tags"].shape == (3, 5)
-    assert batch["tags"][0, :3].tolist() == data[0].labels.tolist()
-    assert batch["tags"][~batch["mask"]].eq(0).all()
-    assert [m["tokens"] for m in batch["metadata"]] == [s[0] for s in SENTENCES[:3]]
-    assert batch["num_tokens"] == 3 + 1 + 5
+    assert torch.equal(tokens["tokens"] != 0, mask)
+    assert torch.equal(tokens["token_characters"][:, :, 0] != 0, mask)
+    tags = batch.inputs["tags"]
+    assert tags.shape == (3, 5)
+    assert tags[0, :3].tolist() == data[0].values["tags"].tolist()
+    assert tags[~mask].eq(0).all()
+    assert [m["tokens"] for m in batch.metadata] == [s[0] for s in SENTENCES[:3]]
+    assert batch.num_tokens == 3 + 1 + 5
+    arguments = batch.arguments()
+    assert sorted(arguments) == ["mask", "metadata", "tags", "tokens"]
+    assert arguments["mask"] is mask  # computed once, handed on as it is
 
 
 def test_collate_without_labels_has_no_tags() -> None:
-    data, indexers, vocab = make_data()
-    unlabelled = index_instances([{"tokens": ["Yarrow"]}], indexers, vocab)
-    assert unlabelled[0].labels is None
-    batch = collate([data[0], unlabelled[0]], indexers)
-    assert "tags" not in batch
-    assert batch["mask"].shape == (2, 3)
+    data, fields, vocab = make_data()
+    unlabelled = index_instances([{"tokens": ["Yarrow"]}], fields, vocab)
+    assert unlabelled[0].values["tags"] is None
+    batch = collate([data[0], unlabelled[0]], fields)
+    assert "tags" not in batch.inputs
+    assert batch.masks["tokens"].shape == (2, 3)
 
 
 @pytest.mark.parametrize("train", [True, False])
 def test_iterate_batches_adds_indices(train: bool) -> None:
-    data, indexers, _ = make_data()
+    data, fields, _ = make_data()
     settings = {"batch_size": 2, "shuffle": True, "sort_by_length": True, "padding_noise": 0.1,
                 "validation_batch_size": 3}
-    batches = list(iterate_batches(data, indexers, settings, seed=5, train=train))
-    assert sorted(i for b in batches for i in b["indices"]) == [0, 1, 2, 3]
+    batches = list(iterate_batches(data, fields, settings, seed=5, train=train))
+    assert sorted(i for b in batches for i in b.indices) == [0, 1, 2, 3]
     for batch in batches:
-        assert len(batch["indices"]) <= (2 if train else 3)
-        lengths = batch["mask"].sum(dim=1).tolist()
-        assert lengths == [data[i].length for i in batch["indices"]]
-        assert [m["tokens"] for m in batch["metadata"]] == [
-            SENTENCES[i][0] for i in batch["indices"]]
+        assert len(batch.indices) <= (2 if train else 3)
+        lengths = batch.masks["tokens"].sum(dim=1).tolist()
+        assert lengths == [data[i].length for i in batch.indices]
+        assert [m["tokens"] for m in batch.metadata] == [
+            SENTENCES[i][0] for i in batch.indices]
     assert len(batches) == num_batches(data, settings, train)
 
 
 def test_evaluation_batches_are_unshuffled() -> None:
-    data, indexers, _ = make_data()
+    data, fields, _ = make_data()
     settings = {"batch_size": 2, "shuffle": True}
-    runs = [[b["indices"] for b in iterate_batches(data, indexers, settings, seed=s, train=False)]
+    runs = [[b.indices for b in iterate_batches(data, fields, settings, seed=s, train=False)]
             for s in (1, 2, 3)]
     assert runs[0] == runs[1] == runs[2] == [[1, 3], [0, 2]]
 
 
 def test_a_label_unseen_in_training_names_the_source_and_instance() -> None:
-    _, indexers, vocab = make_data()
+    _, fields, vocab = make_data()
     instances = [{"tokens": ["Hi"], "tags": ["O"]}, {"tokens": ["Hi"], "tags": ["U-XYZ"]}]
-    with pytest.raises(DataError, match=r"dev.txt: instance 2: label 'U-XYZ' is not in"):
-        index_instances(instances, indexers, vocab, source="dev.txt")
+    with pytest.raises(DataError, match=r"dev.txt: instance 2: tags: label 'U-XYZ' is not in"):
+        index_instances(instances, fields, vocab, source="dev.txt")
+
+
+def test_a_per_token_field_of_the_wrong_length_is_an_error() -> None:
+    _, fields, vocab = make_data()
+    with pytest.raises(DataError, match=r"dev.txt: instance 1: tags: 1 values for the 2 tokens"):
+        index_instances([{"tokens": ["Hi", "there"], "tags": ["O"]}], fields, vocab,
+                        source="dev.txt")
+
+
+def test_a_missing_input_field_is_an_error() -> None:
+    _, fields, vocab = make_data()
+    with pytest.raises(DataError, match=r"dev.txt: instance 1: no 'tokens'"):
+        index_instances([{"tags": ["O"]}], fields, vocab, source="dev.txt")
 
 
 def test_single_labels_and_several_text_fields() -> None:
-    _, indexers, vocab = make_data()
-    fields = Fields(text=("premise", "hypothesis"), label="label", label_kind="single")
-    instances = [{"premise": ["Go", "now"], "hypothesis": ["Hi"], "label": "O"},
+    _, text, vocab = make_data()
+    indexers = text["tokens"].indexers
+    fields = {"premise": TextField(indexers), "hypothesis": TextField(indexers),
+              "label": LabelField(), "pair_id": MetadataField()}
+    instances = [{"premise": ["Go", "now"], "hypothesis": ["Hi"], "label": "O", "pair_id": "a"},
                  {"premise": ["Hi"], "hypothesis": ["The", "Brimley", "Cup"], "label": "U-PER"}]
-    data = index_instances(instances, indexers, vocab, fields)
+    data = index_instances(instances, fields, vocab)
     assert [item.length for item in data] == [2, 3]
-    batch = collate(data, indexers, fields)
-    assert batch["premise"]["tokens"].shape == (2, 2)
-    assert batch["hypothesis"]["tokens"].shape == (2, 3)
-    assert batch["premise_mask"].tolist() == [[True, True], [True, False]]
-    assert batch["hypothesis_mask"].tolist() == [[True, False, False], [True, True, True]]
-    assert batch["label"].tolist() == [vocab.index("labels", "O"), vocab.index("labels", "U-PER")]
-    assert batch["num_tokens"] == 2 + 1 + 1 + 3
-    assert "mask" not in batch and "tags" not in batch
+    batch = collate(data, fields)
+    assert batch.inputs["premise"]["tokens"].shape == (2, 2)
+    assert batch.inputs["hypothesis"]["tokens"].shape == (2, 3)
+    arguments = batch.arguments()
+    assert arguments["premise_mask"].tolist() == [[True, True], [True, False]]
+    assert arguments["hypothesis_mask"].tolist() == [[True, False, False], [True, True, True]]
+    assert arguments["label"].tolist() == [vocab.index("labels", "O"),
+                                           vocab.index("labels", "U-PER")]
+    assert batch.num_tokens == 2 + 1 + 1 + 3
+    assert "mask" not in arguments and "tags" not in arguments and "pair_id" not in arguments
+    assert [m.get("pair_id") for m in batch.metadata] == ["a", None]
+
+
+def test_spans_are_token_indices_padded_with_minus_one() -> None:
+    _, text, vocab = make_data()
+    fields = {"tokens": text["tokens"], "answer": SpanField("tokens"),
+              "mentions": SpanField("tokens", many=True)}
+    instances = [{"tokens": ["Yarrow", "met", "Oskel"], "answer": (2, 2),
+                  "mentions": [(0, 0), (2, 2), (0, 2)]},
+                 {"tokens": ["Hi"], "answer": [0, 0], "mentions": [(0, 0)]}]
+    batch = collate(index_instances(instances, fields, vocab), fields)
+    assert batch.inputs["answer"].tolist() == [[2, 2], [0, 0]]  # (batch, 2)
+    assert batch.inputs["mentions"].tolist() == [[[0, 0], [2, 2], [0, 2]],
+                                                 [[0, 0], [-1, -1], [-1, -1]]]
+    assert batch.arguments()["mentions_mask"].tolist() == [[True, True, True],
+                                                           [True, False, False]]
+    with pytest.raises(DataError, match=r"instance 1: answer: span \(1, 3\) is not inside"):
+        index_instances([{"tokens": ["a", "b"], "answer": (1, 3), "mentions": []}], fields,
+                        vocab)
+
+
+def test_per_token_features_never_reach_the_vocabulary() -> None:
+    _, text, vocab = make_data()
+    fields = {"tokens": text["tokens"], "predicate": TensorField("tokens", dtype="long"),
+              "vectors": TensorField("tokens", padding_value=-1.0)}
+    instances = [{"tokens": ["Yarrow", "met"], "predicate": [0, 1],
+                  "vectors": [[0.5, 1.0], [2.0, 3.0]]},
+                 {"tokens": ["Hi"], "predicate": [1], "vectors": [[4.0, 5.0]]}]
+    counts: dict[str, Counter[str]] = {}
+    for name, field in fields.items():
+        if name != "tokens":
+            field.count(instances[0][name], counts)
+    assert counts == {}
+    batch = collate(index_instances(instances, fields, vocab), fields)
+    assert batch.inputs["predicate"].dtype == torch.long
+    assert batch.inputs["predicate"].tolist() == [[0, 1], [1, 0]]
+    assert batch.inputs["vectors"].tolist() == [[[0.5, 1.0], [2.0, 3.0]],
+                                                [[4.0, 5.0], [-1.0, -1.0]]]
+
+
+def test_a_document_batches_as_sentences_of_tokens() -> None:
+    _, text, vocab = make_data()
+    fields = {"document": ListTextField(text["tokens"].indexers)}
+    instances = [{"document": [["Yarrow", "met", "Oskel"], ["Hi"]]},
+                 {"document": [["Go", "now"]]}]
+    data = index_instances(instances, fields, vocab)
+    assert [item.length for item in data] == [4, 2]  # tokens across the sentences
+    batch = collate(data, fields)
+    ids = batch.inputs["document"]["tokens"]
+    assert ids.shape == (2, 2, 3)  # (batch, sentences, tokens)
+    assert batch.inputs["document"]["token_characters"].shape == (2, 2, 3, 6)
+    assert batch.masks["document"].tolist() == [[[True, True, True], [True, False, False]],
+                                                [[True, True, False], [False, False, False]]]
+    assert ids[0, 1, 0] == vocab.index("tokens", "hi")
+    assert torch.equal(ids != 0, batch.masks["document"])
+    assert batch.num_tokens == 6

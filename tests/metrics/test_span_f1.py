@@ -47,7 +47,7 @@ def test_iob1_i_tag_after_o_or_other_type_starts_a_chunk() -> None:
     assert counts.correct_by_type == {"PER": 1}
     metrics = SpanF1()
     metrics.update(gold, pred)
-    result = metrics.get_metric()
+    result = metrics.compute()
     assert result["precision"] == 50.0
     assert result["recall"] == pytest.approx(100 / 3)
     assert result["f1"] == pytest.approx(2 * 50 * (100 / 3) / (50 + 100 / 3))
@@ -89,7 +89,7 @@ def test_sentence_boundary_ends_chunks() -> None:
 def test_chunk_open_at_end_of_input_is_counted() -> None:
     metric = SpanF1()
     metric.update([["O", "B-LOC"]], [["O", "B-LOC"]])
-    assert metric.get_metric()["f1"] == 100.0
+    assert metric.compute()["f1"] == 100.0
     assert metric.counts().correct_phrases == 1
 
 
@@ -119,14 +119,14 @@ def test_bracket_and_untyped_tags() -> None:
 def test_empty_predictions_give_zero_precision() -> None:
     metric = SpanF1()
     metric.update([["B-PER", "O", "B-LOC"]], [["O", "O", "O"]])
-    result = metric.get_metric()
+    result = metric.compute()
     assert (result["precision"], result["recall"], result["f1"]) == (0.0, 0.0, 0.0)
     assert result["accuracy"] == pytest.approx(100 / 3)
     assert result["precision-PER"] == 0.0
 
 
 def test_nothing_seen_gives_zeros() -> None:
-    result = SpanF1().get_metric()
+    result = SpanF1().compute()
     assert result == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "accuracy": 0.0}
     assert format_report(ChunkCounts()) == (
         "processed 0 tokens with 0 phrases; found: 0 phrases; correct: 0.\n"
@@ -148,11 +148,25 @@ def test_streaming_and_reset() -> None:
     pieces = SpanF1()
     for g, p in zip(gold, pred, strict=True):
         pieces.update([g], [p])
-        pieces.get_metric()  # reading mid-stream must not change the outcome
-    assert pieces.get_metric() == whole.get_metric()
-    assert pieces.get_metric(reset=True)["precision"] == pytest.approx(200 / 3)
-    assert pieces.get_metric()["precision"] == 0.0
+        pieces.compute()  # reading mid-stream must not change the outcome
+    assert pieces.compute() == whole.compute()
+    assert pieces.compute()["precision"] == pytest.approx(200 / 3)
+    pieces.reset()
+    assert pieces.compute()["precision"] == 0.0
     assert pieces.counts().tokens == 0
+
+
+def test_replicas_merge_to_the_whole() -> None:
+    """Counts from separate streams (e.g. two processes' shards) add up to one stream's."""
+    gold = [["B-PER", "I-PER"], ["O", "B-LOC"], ["B-ORG"], ["B-PER", "L-PER"]]
+    pred = [["B-PER", "I-PER"], ["O", "B-ORG"], ["B-ORG"], ["B-PER", "L-PER"]]
+    whole, first, second = SpanF1(), SpanF1(), SpanF1()
+    whole.update(gold, pred)
+    first.update(gold[:1], pred[:1])
+    second.update(gold[1:], pred[1:])
+    first.merge(second.state())
+    assert first.compute() == whole.compute()
+    assert first.counts() == whole.counts()
 
 
 def test_format_report_exact_text() -> None:

@@ -12,6 +12,7 @@ import torch
 from model_checks import make_batch
 
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
+from elmo_experiments.metrics.metric import compute_all
 from elmo_experiments.predict import evaluate_file, predict_lines
 from elmo_experiments.run import train
 
@@ -59,15 +60,15 @@ def test_a_few_steps_fit_a_batch(name: str, cpu_env: None) -> None:
     losses = []
     for _ in range(50):
         optimizer.zero_grad()
-        loss = model(**batch)["loss"]
+        loss = model(**batch.arguments())["loss"]
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0], losses
     model.eval()
-    assert model.get_metrics(reset=True)["accuracy"] > 0
-    model(**batch)
-    assert model.get_metrics()["accuracy"] >= 75.0
+    assert compute_all(model.metrics, reset=True)["accuracy"] > 0
+    model(**batch.arguments())
+    assert compute_all(model.metrics)["accuracy"] >= 75.0
 
 
 def test_esim_output_elmo_is_used_and_learns(cpu_env: None) -> None:
@@ -75,7 +76,7 @@ def test_esim_output_elmo_is_used_and_learns(cpu_env: None) -> None:
     reader, vocab, both, instances = assemble("snli")
     extra = both.projection.layers[0].in_features - input_only.projection.layers[0].in_features
     assert extra == 4 * both.embedder.embedders["elmo"].output_dim  # [a; b; a-b; a*b]
-    both(**make_batch(reader, vocab, instances[:4]))["loss"].backward()
+    both(**make_batch(reader, vocab, instances[:4]).arguments())["loss"].backward()
     assert_mixes_learn(both.embedder.embedders["elmo"].mixes)
 
 
@@ -85,7 +86,7 @@ def test_bcn_output_elmo_widens_the_pools_and_learns(cpu_env: None) -> None:
     width = both.embedder.embedders["elmo"].output_dim
     assert both.output_layer.layers[0].in_features == \
         input_only.output_layer.layers[0].in_features + 4 * width
-    both(**make_batch(reader, vocab, instances[:4]))["loss"].backward()
+    both(**make_batch(reader, vocab, instances[:4]).arguments())["loss"].backward()
     assert_mixes_learn(both.embedder.embedders["elmo"].mixes)
 
 
@@ -141,5 +142,5 @@ def test_elmo_at_the_output_only(name: str, cpu_env: None) -> None:
     assert model.embedder.output_dim == baseline.embedder.output_dim  # nothing added at the input
     assert model.embedder.extra_dim() == elmo.representation_dim == \
         both.embedder.embedders["elmo"].output_dim
-    model(**make_batch(reader, vocab, instances[:4]))["loss"].backward()
+    model(**make_batch(reader, vocab, instances[:4]).arguments())["loss"].backward()
     assert_mixes_learn(elmo.mixes)

@@ -12,7 +12,7 @@ import torch
 from elmo_experiments.bilm.characters import MAX_CHARACTERS, token_to_ids
 from elmo_experiments.bilm.pretraining.corpus import SEPARATOR, PreparedCorpus
 from elmo_experiments.config.registry import Param
-from elmo_experiments.data.batching import make_batches
+from elmo_experiments.data.batching import Batch, make_batches
 from elmo_experiments.data.files import read_lines, write_lines
 
 BOS, EOS, UNK = "<S>", "</S>", "<UNK>"
@@ -93,11 +93,11 @@ class LmLoader:
             self._length = len(self._groups(0))
         return self._length
 
-    def batches(self, epoch: int) -> Iterator[dict[str, Any]]:
+    def batches(self, epoch: int) -> Iterator[Batch]:
         for group in self._groups(epoch):
             yield self.collate(group)
 
-    def collate(self, group: list[int]) -> dict[str, Any]:
+    def collate(self, group: list[int]) -> Batch:
         spans = self.spans[group]
         lengths = spans[:, 1] - spans[:, 0]
         width = int(lengths.max())
@@ -109,5 +109,5 @@ class LmLoader:
         chars = torch.from_numpy(self._chars[safe.numpy()].astype(np.int64))  # (b, s, 50)
         chars[~mask] = 0
         targets = self.targets[safe] * mask  # (batch, seq) softmax ids, 0 at padding
-        return {"char_ids": chars, "targets": targets, "mask": mask, "indices": group,
-                "num_tokens": int(lengths.sum())}
+        return Batch({"char_ids": chars, "targets": targets}, {"tokens": mask},
+                     int(lengths.sum()), group, [{} for _ in group])

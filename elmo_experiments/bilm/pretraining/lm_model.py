@@ -6,7 +6,6 @@ its own LSTM stack. Training may sample the softmax; evaluation is always the ex
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
@@ -16,6 +15,8 @@ from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.pretraining.lm_data import SPECIALS
 from elmo_experiments.bilm.pretraining.softmax import SharedSoftmax
 from elmo_experiments.config.registry import PROBABILITY, Param, register
+from elmo_experiments.data.batching import Batch
+from elmo_experiments.metrics.perplexity import Perplexity
 
 BOS_ID, EOS_ID = SPECIALS.index("<S>"), SPECIALS.index("</S>")
 
@@ -34,8 +35,8 @@ class BilmLanguageModel(torch.nn.Module):
         with torch.no_grad():  # the seed fixes every initial weight, the softmax's too
             self.softmax.weight.normal_(0.0, options.projection_dim ** -0.5,
                                         generator=torch.Generator().manual_seed(seed + 1))
-        self._sums = {"forward": 0.0, "backward": 0.0}
-        self._count = 0
+        self.perplexity = Perplexity()  # over the exact softmax only
+        self.metrics = [self.perplexity]
 
     @staticmethod
     def lm_targets(targets: torch.Tensor, mask: torch.Tensor
@@ -65,29 +66,12 @@ class BilmLanguageModel(torch.nn.Module):
         forward_nll = self.softmax(forward_hidden, forward_targets[valid])  # (n,)
         backward_nll = self.softmax(backward_hidden, backward_targets[valid])  # (n,)
         if not self.softmax.training or self.softmax.num_samples == 0:
-            self._sums["forward"] += float(forward_nll.detach().sum())
-            self._sums["backward"] += float(backward_nll.detach().sum())
-            self._count += int(valid.sum())
+            self.perplexity.update(float(forward_nll.detach().sum()),
+                                   float(backward_nll.detach().sum()), int(valid.sum()))
         return {"loss": forward_nll.mean() + backward_nll.mean()}
 
-    # what get_metrics reports once a batch has been scored with the exact softmax
-    metric_names = ("perplexity_forward", "perplexity_backward", "perplexity")
-
-    def get_metrics(self, reset: bool = False) -> dict[str, float]:
-        """Perplexities over the exact softmax; empty while only sampled batches were seen."""
-        metrics: dict[str, float] = {}
-        if self._count:
-            forward = math.exp(self._sums["forward"] / self._count)
-            backward = math.exp(self._sums["backward"] / self._count)
-            metrics = {"perplexity_forward": forward, "perplexity_backward": backward,
-                       "perplexity": (forward + backward) / 2}
-        if reset:
-            self._sums = {"forward": 0.0, "backward": 0.0}
-            self._count = 0
-        return metrics
-
-    def human_readable(self, output: dict[str, Any], batch: dict[str, Any]) -> list[dict]:
-        return [{} for _ in batch["indices"]]
+    def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict]:
+        return [{} for _ in batch.indices]
 
 
 ARCHITECTURE_PARAMS = [

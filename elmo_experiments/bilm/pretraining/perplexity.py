@@ -27,7 +27,7 @@ from elmo_experiments.bilm.pretraining.lm_data import (
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
 from elmo_experiments.bilm.weights import load_weights
 from elmo_experiments.errors import DataError
-from elmo_experiments.training.trainer import evaluate
+from elmo_experiments.training.evaluation import evaluate
 
 
 def load_language_model(weights: str) -> tuple[BilmLanguageModel, SoftmaxVocabulary]:

@@ -25,6 +25,7 @@ from elmo_experiments.config.registry import Param, Spec
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.files import atomic_write, sha1_of
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
+from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     check_run_dir,
     load_checkpoint,
@@ -39,7 +40,7 @@ from elmo_experiments.training.session import (
     setup_logging,
     summary,
 )
-from elmo_experiments.training.trainer import TRAINER_PARAMS, evaluate
+from elmo_experiments.training.trainer import TRAINER_PARAMS
 
 logger = logging.getLogger("elmo_experiments")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.config.registry import Param, Spec, register
-from elmo_experiments.data.batching import TAGGING
+from elmo_experiments.data.fields import SequenceLabelField, TextField
 from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.tag_schemes import convert_tags
 from elmo_experiments.data.token_indexers import TokenIndexer
@@ -39,8 +39,6 @@ def iter_sentences(path: str | Path) -> Iterator[tuple[int, list[list[str]]]]:
 class Conll2003Reader:
     """Reads tokens and one tag column; converts IOB1 chunk tags to ``coding_scheme``."""
 
-    fields = TAGGING  # instances: {"tokens": [...], "tags": [...]}
-
     def __init__(
         self,
         token_indexers: dict[str, Spec],
@@ -53,6 +51,8 @@ class Conll2003Reader:
         self.tag_label = tag_label
         self.label_encoding = coding_scheme if tag_label != "pos" else None
         self.coding_scheme = coding_scheme
+        self.fields = {"tokens": TextField(self.token_indexers),
+                       "tags": SequenceLabelField("tokens")}
 
     def read(self, path: str | Path) -> list[dict[str, Any]]:
         resolved = resolve_data_path(path)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.config.registry import Param, Spec, register
-from elmo_experiments.data.batching import Fields
+from elmo_experiments.data.fields import LabelField, MetadataField, TextField
 from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
@@ -30,12 +30,13 @@ class SnliReader:
     tokenises the raw sentences as the raw-text pretraining corpus and ``predict`` do.
     """
 
-    fields = Fields(text=("premise", "hypothesis"), label="label", label_kind="single")
-
     def __init__(self, token_indexers: dict[str, Spec], tokenizer: str = "parse") -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.tokenizer = tokenizer
+        self.fields = {"premise": TextField(self.token_indexers),
+                       "hypothesis": TextField(self.token_indexers),
+                       "label": LabelField(), "pair_id": MetadataField()}
 
     def _tokens(self, record: dict[str, Any], which: str, where: str) -> list[str]:
         key = f"sentence{which}" + ("" if self.tokenizer == "spacy" else "_binary_parse")

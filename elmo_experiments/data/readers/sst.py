@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.config.registry import Param, Spec, register
-from elmo_experiments.data.batching import Fields
+from elmo_experiments.data.fields import LabelField, TextField
 from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
@@ -76,8 +76,6 @@ class SstReader:
     always kept); evaluation reads the roots only, through ``validation_dataset_reader``.
     """
 
-    fields = Fields(text=("tokens",), label="label", label_kind="single")
-
     def __init__(self, token_indexers: dict[str, Spec], use_subtrees: bool = False,
                  min_phrase_length: int = 1, binary: bool = False) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
@@ -85,6 +83,7 @@ class SstReader:
         self.use_subtrees = use_subtrees
         self.min_phrase_length = min_phrase_length
         self.binary = binary
+        self.fields = {"tokens": TextField(self.token_indexers), "label": LabelField()}
 
     def _label(self, label: str) -> str | None:
         return BINARY.get(label) if self.binary else label

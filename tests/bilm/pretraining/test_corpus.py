@@ -286,16 +286,17 @@ def test_collate_matches_the_corpus(loader_corpus: PreparedCorpus) -> None:
     loader = LmLoader(loader_corpus, "train", vocab, LOADER, seed=0, train=True)
     sentences = decode(loader_corpus, "train")
     for batch in loader.batches(0):
-        width = batch["mask"].shape[1]
-        assert batch["char_ids"].shape == (len(batch["indices"]), width, 50)
-        assert batch["num_tokens"] == sum(len(sentences[i]) for i in batch["indices"])
-        for row, index in enumerate(batch["indices"]):
+        mask, inputs = batch.masks["tokens"], batch.inputs
+        width = mask.shape[1]
+        assert inputs["char_ids"].shape == (len(batch.indices), width, 50)
+        assert batch.num_tokens == sum(len(sentences[i]) for i in batch.indices)
+        for row, index in enumerate(batch.indices):
             tokens = sentences[index]
             n = len(tokens)
-            assert batch["mask"][row].tolist() == [True] * n + [False] * (width - n)
+            assert mask[row].tolist() == [True] * n + [False] * (width - n)
             expected = [vocab.index.get(t, 2) for t in tokens] + [0] * (width - n)
-            assert batch["targets"][row].tolist() == expected
-            chars = batch["char_ids"][row].numpy()
+            assert inputs["targets"][row].tolist() == expected
+            chars = inputs["char_ids"][row].numpy()
             np.testing.assert_array_equal(chars[:n], np.stack([token_to_ids(t) for t in tokens]))
             assert not chars[n:].any()
 
@@ -304,7 +305,7 @@ def test_loader_is_deterministic_per_epoch_and_shuffles_across_epochs(loader_cor
     vocab = SoftmaxVocabulary.from_corpus(loader_corpus, size=10)
 
     def order(loader: LmLoader, epoch: int) -> list[list[int]]:
-        return [batch["indices"] for batch in loader.batches(epoch)]
+        return [batch.indices for batch in loader.batches(epoch)]
 
     loader = LmLoader(loader_corpus, "train", vocab, LOADER, seed=4, train=True)
     again = LmLoader(loader_corpus, "train", vocab, LOADER, seed=4, train=True)
@@ -326,14 +327,14 @@ def test_batches_per_epoch_and_max_eval_sentences(loader_corpus) -> None:
     limited = LmLoader(loader_corpus, "train", vocab, settings, seed=1, train=True)
     assert len(full) > 3 and len(limited) == 3
     for epoch in range(3):
-        batches = [b["indices"] for b in limited.batches(epoch)]
+        batches = [b.indices for b in limited.batches(epoch)]
         assert len(batches) == 3
-        assert batches == [b["indices"] for b in full.batches(epoch)][:3]
-    seen = [sorted(i for b in limited.batches(e) for i in b["indices"]) for e in range(3)]
+        assert batches == [b.indices for b in full.batches(epoch)][:3]
+    seen = [sorted(i for b in limited.batches(e) for i in b.indices) for e in range(3)]
     assert seen[0] != seen[1], "each epoch should draw another subset"
     heldout = LmLoader(loader_corpus, "heldout", vocab, settings, seed=1, train=False)
     assert len(heldout.spans) == 4
-    assert sorted(i for b in heldout.batches(0) for i in b["indices"]) == [0, 1, 2, 3]
+    assert sorted(i for b in heldout.batches(0) for i in b.indices) == [0, 1, 2, 3]
     heldout_all = LmLoader(loader_corpus, "heldout", vocab, LOADER, seed=1, train=False)
     assert len(heldout_all.spans) == 8
     train_not_cut = LmLoader(loader_corpus, "train", vocab, settings, seed=1, train=True)
@@ -345,7 +346,7 @@ def test_max_tokens_bounds_padded_batch_size(loader_corpus) -> None:
     settings = {**LOADER, "batch_size": 100, "max_tokens": 12}
     loader = LmLoader(loader_corpus, "train", vocab, settings, seed=0, train=True)
     for batch in loader.batches(0):
-        assert batch["mask"].numel() <= 12 or len(batch["indices"]) == 1
+        assert batch.masks["tokens"].numel() <= 12 or len(batch) == 1
 
 
 def test_special_tokens_in_the_corpus_do_not_cost_vocabulary_slots(tmp_path):

@@ -18,6 +18,7 @@ from elmo_experiments.bilm.characters import BOS_IDS, EOS_IDS, batch_to_ids, sen
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.pretraining.lm_data import SoftmaxVocabulary
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
+from elmo_experiments.metrics.metric import compute_all
 
 OPTIONS = BilmOptions(cell_dim=8, projection_dim=4, filters=((1, 4), (2, 4)), n_highway=1,
                       char_embedding_dim=4)
@@ -148,31 +149,31 @@ def test_padding_rows_and_columns_do_not_change_the_loss(model) -> None:
 
 def test_perplexities_are_exp_of_mean_nll_per_direction(reference) -> None:
     model = make_model().eval()
-    model.get_metrics(reset=True)
-    assert model.get_metrics() == {}  # nothing scored yet
+    compute_all(model.metrics, reset=True)
+    assert compute_all(model.metrics) == {}  # nothing scored yet
     with torch.no_grad():  # two batches accumulate over predictions, not over batches
         model(**make_batch(SENTENCES[:2]))
         model(**make_batch(SENTENCES[2:]))
     forward = [x for f, _ in reference for x in f]
     backward = [x for _, b in reference for x in b]
-    metrics = model.get_metrics(reset=True)
+    metrics = compute_all(model.metrics, reset=True)
     expected_f = math.exp(sum(forward) / len(forward))
     expected_b = math.exp(sum(backward) / len(backward))
     assert metrics["perplexity_forward"] == pytest.approx(expected_f, rel=1e-9)
     assert metrics["perplexity_backward"] == pytest.approx(expected_b, rel=1e-9)
     assert metrics["perplexity"] == pytest.approx((expected_f + expected_b) / 2, rel=1e-9)
-    assert model.get_metrics() == {}  # reset
+    assert compute_all(model.metrics) == {}  # reset
 
 
 def test_sampled_training_batches_do_not_count_in_perplexity() -> None:
     model = make_model(num_samples=4).train()
-    model.get_metrics(reset=True)
+    compute_all(model.metrics, reset=True)
     model(**make_batch(SENTENCES))["loss"].backward()
-    assert model.get_metrics() == {}
+    assert compute_all(model.metrics) == {}
     model.eval()
     with torch.no_grad():
         model(**make_batch(SENTENCES))
-    assert model.get_metrics()["perplexity"] > 1.0
+    assert compute_all(model.metrics)["perplexity"] > 1.0
 
 
 def test_gradients_reach_every_part() -> None:

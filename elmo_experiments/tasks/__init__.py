@@ -1,0 +1,1 @@
+"""Per task: its dataset-level metric and its official scorer's file format."""
