@@ -44,7 +44,7 @@ def test_evaluate_matches_training_test_metrics_and_conlleval(run_dir, tmp_path)
     conll = tmp_path / "predictions.conll"
     jsonl = tmp_path / "predictions.jsonl"
     result = elmo_exp("evaluate", str(run_dir), str(SAMPLE / "test.txt"),
-                      "--conlleval", str(conll), "--predictions", str(jsonl))
+                      "--official-output", str(conll), "--predictions", str(jsonl))
     assert result.returncode == 0, result.stderr
     metrics = json.loads(result.stdout)
     trained = json.loads((run_dir / "metrics.json").read_text())
@@ -57,6 +57,21 @@ def test_evaluate_matches_training_test_metrics_and_conlleval(run_dir, tmp_path)
     lines = report.stdout.splitlines()
     assert lines[0].startswith("processed ") and "phrases; found:" in lines[0]
     assert f"FB1: {metrics['f1']:6.2f}" in lines[1]
+    assert metrics["conlleval_f1"] == pytest.approx(metrics["f1"], abs=1e-9)
+    assert f"FB1: {metrics['conlleval_f1']:6.2f}" in lines[1]
+
+
+def test_the_dataset_level_conlleval_equals_the_streamed_metric_every_epoch(run_dir):
+    """NER's conlleval (scored from its own IOB1 format) and the streamed BIOUL span F1 agree on
+    every phrase figure (tag accuracy differs: it counts IOB1 tags, not BIOUL ones)."""
+    for path in sorted(run_dir.glob("metrics_epoch_*.json")):
+        record = json.loads(path.read_text())
+        for key in ("f1", "precision", "recall", "f1-PER", "recall-ORG"):
+            if f"validation_{key}" in record:
+                assert record[f"validation_conlleval_{key}"] == pytest.approx(
+                    record[f"validation_{key}"], abs=1e-9), (path.name, key)
+    trained = json.loads((run_dir / "metrics.json").read_text())
+    assert trained["test_conlleval_f1"] == pytest.approx(trained["test_f1"], abs=1e-9)
 
 
 def test_predict_data_file_in_input_order(run_dir):
