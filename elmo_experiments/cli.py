@@ -216,7 +216,7 @@ def main() -> None:
         cli(standalone_mode=False)
     except ElmoError as error:
         click.echo(f"error: {error}", err=True)
-        sys.exit(1)
+        sys.exit(getattr(error, "exit_code", 1))
     except (OSError, json.JSONDecodeError) as error:  # unreadable files, full disks, bad JSON
         click.echo(f"error: {error}", err=True)
         sys.exit(1)

@@ -27,6 +27,20 @@ class RunDirError(ElmoError):
     """A run directory that cannot be used as asked (exists, missing, incompatible)."""
 
 
+class WriteError(ElmoError):
+    """A file could not be written (disk full, permissions); the message names the file and
+    what it holds, and the previous version of the file is intact."""
+
+
+class TrainingStopped(ElmoError):
+    """Training stopped on purpose (a non-finite loss, a signal); the last checkpoint is kept
+    and the message says how to go on. ``exit_code``: 1, or 128 + the signal's number."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 class ConfigValueError(ValueError):
     """A value the config schema admits but the component refuses (e.g. a mix layer out of
     range). Builders raise it; ``Spec.build`` turns it into a one-line ``ConfigError`` with the

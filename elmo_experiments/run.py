@@ -14,21 +14,31 @@ import torch
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.registry import Spec
 from elmo_experiments.data.batching import InstanceLoader, index_instances
-from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path, sha1_of
+from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
 from elmo_experiments.experiment import Experiment, validate_experiment
+from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     check_run_dir,
+    describe,
     load_checkpoint,
     prepare_run_dir,
     start_or_recover,
+    verify_checkpoint,
 )
 from elmo_experiments.training.run_identity import identity, record_start
-from elmo_experiments.training.session import finish, fit, seed_everything, setup_logging, summary
+from elmo_experiments.training.session import (
+    finish,
+    fit,
+    seed_everything,
+    set_up,
+    setup_logging,
+    summary,
+)
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -127,30 +137,35 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     datasets = {split: (reader if split == "train" else evaluation_reader).read(path)
                 for split, path in paths.items() if path}
     vocab_dir = run_dir / "vocabulary"
-    if recover and vocab_dir.is_dir():
-        vocab = Vocabulary.load(vocab_dir)
-    else:
-        vocab = build_vocabulary(reader, datasets["train"], experiment["vocabulary"])
+    resuming = recover and (run_dir / "config.json").is_file()
+    saved = resuming and (vocab_dir / "namespaces.json").is_file()
+    if resuming and not saved and (run_dir / "last.pt").is_file():
+        raise RunDirError(f"{vocab_dir}: missing or incomplete, but last.pt was trained with "
+                          f"it; the run cannot resume (start it afresh with --force)")
+    vocab = (Vocabulary.load(vocab_dir) if saved
+             else build_vocabulary(reader, datasets["train"], experiment["vocabulary"]))
     model = build_model(experiment, reader, vocab)
     dataset_metric = build_dataset_metric(experiment, evaluation_reader, vocab)
-    prepare_run_dir(run_dir, force=force, recover=recover)  # now: wipe (--force) or create
-    start_or_recover(run_dir, experiment.raw, recover, source)
-    record_start(run_dir, what)
-    setup_logging(run_dir)
-    if not vocab_dir.is_dir():
-        vocab.save(vocab_dir)
-    description = {"config": experiment.raw, "vocabulary_sha1": sha1_of(
-        *sorted(p for p in vocab_dir.iterdir() if p.is_file()))}
     indexed = {split: index_instances(data, reader.fields, vocab, source=str(paths[split]))
                for split, data in datasets.items()}
     loaders = {split: InstanceLoader(data, reader.fields, experiment["data_loader"], seed,
                                      train=split == "train")
                for split, data in indexed.items()}
+    setup = set_up(model, experiment["trainer"], dataset_metric, extra_callbacks)
+    # everything that can fail on the config or the data has been tried: now wipe or create
+    recover = prepare_run_dir(run_dir, force=force, recover=recover)
+    if not saved:
+        vocab.save(vocab_dir)
+    fault_point("run:vocabulary_saved")
+    start_or_recover(run_dir, experiment.raw, recover, source)  # config.json: the run exists
+    record_start(run_dir, what)
+    setup_logging(run_dir)
+    description = describe(experiment.raw, Vocabulary.digest(vocab_dir))
     logger.info("training on %d instances", len(indexed["train"]))
-    trainer, best = fit(model, loaders["train"], loaders.get("validation"),
-                        experiment["trainer"], run_dir, experiment.raw, recover, extra_callbacks,
-                        description, dataset_metric)
+    trainer, best = fit(setup, loaders["train"], loaders.get("validation"),
+                        experiment["trainer"], run_dir, experiment.raw, recover, description)
     metrics = summary(trainer, best)
+    fault_point("run:test_evaluation")
     if experiment["evaluate_on_test"] and "test" in loaders:
         test = evaluate(model, loaders["test"], amp=experiment["trainer"].get("amp"),
                         dataset_metric=dataset_metric)
@@ -172,7 +187,11 @@ def load_run(run_dir: str | Path, weights: str = "best.pt") -> Assembled:
     reader = experiment.evaluation_reader.build()
     vocab = Vocabulary.load(run_dir / "vocabulary")
     model = build_model(experiment, reader, vocab)
-    model.load_state_dict(load_checkpoint(run_dir / weights)["model"])
+    path = run_dir / weights
+    checkpoint = load_checkpoint(path)
+    verify_checkpoint(checkpoint, path, "best", model,
+                      describe(config, Vocabulary.digest(run_dir / "vocabulary")))
+    model.load_state_dict(checkpoint["model"])
     model.eval()
     return Assembled(experiment, reader, vocab, model,
                      build_dataset_metric(experiment, reader, vocab))

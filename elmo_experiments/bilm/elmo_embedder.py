@@ -68,6 +68,12 @@ class ElmoTokenEmbedder(torch.nn.Module):
         self.num_extra_representations = len(mixes) - (1 if at_input else 0)
         self.extra_dim = self.representation_dim * self.num_extra_representations
 
+    @property
+    def caching(self) -> bool:
+        """Whether outputs depend on what earlier batches left in a cache (activations, or
+        the character encoder's per-token vectors): a resumed run refills them."""
+        return self.cache is not None or bool(self.runner.bilm.char_encoder.cache_tokens)
+
     def _layers(self, ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
         """Layers with BOS/EOS (L+1) x (batch, seq + 2, dim) and their mask."""
         if self.cache is None:

@@ -8,6 +8,7 @@ declarations before anything is built; builders receive validated values and nes
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,28 @@ REQUIRED: Any = _Required()
 
 
 PROBABILITY = (0.0, 1.0)
+AT_LEAST_ONE = (1, math.inf)  # counts: batch sizes, epochs, steps
+NON_NEGATIVE = (0.0, math.inf)
+
+
+def positive(value: Any) -> str | None:
+    """A ``Param.check``: the number must be above 0 (learning rates, norms)."""
+    return None if not isinstance(value, int | float) or value > 0 else "must be greater than 0"
+
+
+def below_one(value: Any) -> str | None:
+    """A ``Param.check``: each number must lie in [0, 1) (Adam's betas, a decay factor)."""
+    numbers = value if isinstance(value, list) else [value]
+    if any(isinstance(v, int | float) and not 0 <= v < 1 for v in numbers):
+        return f"each value must lie in [0, 1), got {value!r}"
+    return None
+
+
+def pair(value: Any) -> str | None:
+    """A ``Param.check``: two numbers in [0, 1) (Adam's betas)."""
+    if not isinstance(value, list) or len(value) != 2:
+        return f"expected two numbers, got {value!r}"
+    return below_one(value)
 
 
 @dataclass(frozen=True)

@@ -10,18 +10,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from elmo_experiments.config.registry import Param
+from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param
 from elmo_experiments.data.fields import Field, MetadataField, text_fields
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 
 DATA_LOADER_PARAMS = (
-    Param("batch_size", int, 32, doc="sentences per batch"),
-    Param("max_tokens", int, None, doc="cap on padded tokens per batch"),
+    Param("batch_size", int, 32, doc="sentences per batch", bounds=AT_LEAST_ONE),
+    Param("max_tokens", int, None, doc="cap on padded tokens per batch", bounds=AT_LEAST_ONE),
     Param("shuffle", bool, True),
     Param("sort_by_length", bool, True, doc="bucket sentences of similar length"),
-    Param("padding_noise", float, 0.1, doc="relative length noise before bucketing"),
-    Param("validation_batch_size", int, None),
+    Param("padding_noise", float, 0.1, doc="relative length noise before bucketing",
+          bounds=PROBABILITY),
+    Param("validation_batch_size", int, None, bounds=AT_LEAST_ONE),
 )
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from elmo_experiments.errors import DataError
+from elmo_experiments.errors import DataError, WriteError
+from elmo_experiments.faults import fault_point
 
 DATA_DIR_VARIABLE = "ELMO_DATA_DIR"
 
@@ -104,18 +107,41 @@ def _umask() -> int:
 
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place,
-    so readers never see a half-written file and an interruption leaves the old one."""
+    so readers never see a half-written file and an interruption leaves the old one.
+
+    A failed write (a full disk, no permission) is a ``WriteError`` naming ``path``; the
+    temporary file is removed and the previous ``path`` is left as it was.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as error:
+        raise write_error(path, error) from None
     os.close(handle)
     try:
         write(tmp)
+        fault_point(f"atomic_write:{path.name}")
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
+    except OSError as error:
+        raise write_error(path, error) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def write_error(path: Path, error: BaseException) -> WriteError:
+    """A one-line ``WriteError`` for ``path``, naming a full disk when the disk is full."""
+    reason = getattr(error, "strerror", None) or str(error)
+    try:
+        free = shutil.disk_usage(path.parent if path.parent.exists() else ".").free
+    except OSError:
+        free = None
+    if getattr(error, "errno", None) == errno.ENOSPC or (free is not None and free < 1 << 20):
+        reason = f"the disk is full ({reason})"
+    return WriteError(f"{path}: cannot write it: {reason}; an earlier version of it, if any, "
+                      f"is intact")
 
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections import Counter
 from pathlib import Path
 
-from elmo_experiments.data.files import read_lines, write_lines
+from elmo_experiments.data.files import read_lines, sha1_of, write_lines
 from elmo_experiments.errors import DataError
+from elmo_experiments.faults import fault_point
 
 PADDING = "@@PADDING@@"
 OOV = "@@UNKNOWN@@"
@@ -84,11 +88,27 @@ class Vocabulary:
         return list(self._index_to_token[namespace])
 
     def save(self, directory: str | Path) -> None:
+        """Write every namespace into a temporary folder beside ``directory``, then rename it
+        into place: a saved vocabulary is complete or absent, never half written."""
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        for namespace, tokens in self._index_to_token.items():
-            write_lines(directory / f"{namespace}.txt", tokens)
-        write_lines(directory / "namespaces.json", [json.dumps(sorted(self._index_to_token))])
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+        try:
+            for namespace, tokens in self._index_to_token.items():
+                write_lines(staging / f"{namespace}.txt", tokens)
+            write_lines(staging / "namespaces.json", [json.dumps(sorted(self._index_to_token))])
+            fault_point("vocabulary:staged")
+            if directory.exists():
+                shutil.rmtree(directory)
+            os.replace(staging, directory)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+
+    @staticmethod
+    def digest(directory: str | Path) -> str:
+        """SHA-1 of a saved vocabulary's files (what checkpoints record it by)."""
+        return sha1_of(*sorted(p for p in Path(directory).iterdir() if p.is_file()))
 
     @classmethod
     def load(cls, directory: str | Path) -> Vocabulary:

@@ -7,7 +7,16 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import Param, register
+from elmo_experiments.config.registry import (
+    AT_LEAST_ONE,
+    NON_NEGATIVE,
+    PROBABILITY,
+    Param,
+    below_one,
+    pair,
+    positive,
+    register,
+)
 from elmo_experiments.errors import ConfigValueError
 
 Parameters = Iterable[torch.nn.Parameter]
@@ -23,8 +32,10 @@ def _checked(factory: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 @register("optimizer", "adam", context=("parameters",), params=[
-    Param("lr", float, 1e-3), Param("betas", list, [0.9, 0.999]), Param("eps", float, 1e-8),
-    Param("weight_decay", float, 0.0), Param("amsgrad", bool, False)])
+    Param("lr", float, 1e-3, check=positive), Param("betas", list, [0.9, 0.999], check=pair),
+    Param("eps", float, 1e-8, check=positive), Param("weight_decay", float, 0.0,
+                                                     bounds=NON_NEGATIVE),
+    Param("amsgrad", bool, False)])
 def adam(parameters: Parameters, lr: float, betas: list[float], eps: float,
          weight_decay: float, amsgrad: bool) -> torch.optim.Optimizer:
     return _checked(torch.optim.Adam, parameters, lr=lr, betas=(betas[0], betas[1]), eps=eps,
@@ -32,8 +43,8 @@ def adam(parameters: Parameters, lr: float, betas: list[float], eps: float,
 
 
 @register("optimizer", "sgd", context=("parameters",), params=[
-    Param("lr", float), Param("momentum", float, 0.0), Param("weight_decay", float, 0.0),
-    Param("nesterov", bool, False)])
+    Param("lr", float, check=positive), Param("momentum", float, 0.0, bounds=NON_NEGATIVE),
+    Param("weight_decay", float, 0.0, bounds=NON_NEGATIVE), Param("nesterov", bool, False)])
 def sgd(parameters: Parameters, lr: float, momentum: float, weight_decay: float,
         nesterov: bool) -> torch.optim.Optimizer:
     return _checked(torch.optim.SGD, parameters, lr=lr, momentum=momentum,
@@ -41,8 +52,9 @@ def sgd(parameters: Parameters, lr: float, momentum: float, weight_decay: float,
 
 
 @register("optimizer", "adadelta", context=("parameters",), params=[
-    Param("lr", float, 1.0), Param("rho", float, 0.95), Param("eps", float, 1e-6),
-    Param("weight_decay", float, 0.0)])
+    Param("lr", float, 1.0, check=positive), Param("rho", float, 0.95, bounds=PROBABILITY),
+    Param("eps", float, 1e-6, check=positive),
+    Param("weight_decay", float, 0.0, bounds=NON_NEGATIVE)])
 def adadelta(parameters: Parameters, lr: float, rho: float, eps: float,
              weight_decay: float) -> torch.optim.Optimizer:
     return _checked(torch.optim.Adadelta, parameters, lr=lr, rho=rho, eps=eps,
@@ -50,8 +62,9 @@ def adadelta(parameters: Parameters, lr: float, rho: float, eps: float,
 
 
 @register("optimizer", "adagrad", context=("parameters",), params=[
-    Param("lr", float, 0.2), Param("initial_accumulator_value", float, 0.0),
-    Param("weight_decay", float, 0.0)])
+    Param("lr", float, 0.2, check=positive),
+    Param("initial_accumulator_value", float, 0.0, bounds=NON_NEGATIVE),
+    Param("weight_decay", float, 0.0, bounds=NON_NEGATIVE)])
 def adagrad(parameters: Parameters, lr: float, initial_accumulator_value: float,
             weight_decay: float) -> torch.optim.Optimizer:
     return _checked(torch.optim.Adagrad, parameters, lr=lr, weight_decay=weight_decay,
@@ -59,8 +72,9 @@ def adagrad(parameters: Parameters, lr: float, initial_accumulator_value: float,
 
 
 @register("lr_scheduler", "reduce_on_plateau", context=("optimizer", "mode"), params=[
-    Param("factor", float, 0.5), Param("patience", int, 2), Param("min_lr", float, 0.0),
-    Param("threshold", float, 1e-4)])
+    Param("factor", float, 0.5, check=below_one), Param("patience", int, 2, bounds=NON_NEGATIVE),
+    Param("min_lr", float, 0.0, bounds=NON_NEGATIVE),
+    Param("threshold", float, 1e-4, bounds=NON_NEGATIVE)])
 def reduce_on_plateau(
     optimizer: torch.optim.Optimizer, mode: str, factor: float, patience: int, min_lr: float,
     threshold: float,
@@ -71,7 +85,7 @@ def reduce_on_plateau(
 
 
 @register("lr_scheduler", "step", context=("optimizer", "mode"), params=[
-    Param("step_size", int), Param("gamma", float, 0.1)])
+    Param("step_size", int, bounds=AT_LEAST_ONE), Param("gamma", float, 0.1, check=positive)])
 def step(optimizer: torch.optim.Optimizer, mode: str, step_size: int,
          gamma: float) -> torch.optim.lr_scheduler.StepLR:
     """Multiplies the learning rate by ``gamma`` every ``step_size`` epochs."""

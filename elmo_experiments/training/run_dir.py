@@ -1,16 +1,50 @@
-"""The run directory: creation rules (``--force`` / ``--recover``) and atomic file writes."""
+"""The run directory: creation rules (``--force`` / ``--recover``), atomic file writes, and
+checkpoints that describe and verify themselves.
+
+``config.json`` marks a run as existing: it is written once the vocabulary is in place, so a
+directory without it holds nothing durable, and a new start may clear it (when it holds only
+files a run writes)."""
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import json
+import logging
+import math
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from elmo_experiments.data.files import atomic_write
+from elmo_experiments.data.files import atomic_write, write_error
 from elmo_experiments.errors import RunDirError
+
+logger = logging.getLogger("elmo_experiments")
+
+
+# What a run writes into its directory (temporary names: a dot, the name, a dot, a suffix).
+RUN_ENTRIES = frozenset({"config.json", "run.json", "out.log", "log.jsonl", "vocabulary",
+                         "metrics.json", "best.pt", "last.pt", "corpus", "bilm", "vocab.txt"})
+_TEMPORARY = re.compile(r"\.(?P<name>[^/]+?)\.[A-Za-z0-9_]{8}")
+_EPOCH_METRICS = re.compile(r"metrics_epoch_\d+\.json")
+
+
+def is_run_entry(name: str) -> bool:
+    """Whether a directory entry is something a run writes (or a temporary of one)."""
+    temporary = _TEMPORARY.fullmatch(name)
+    if temporary:
+        name = temporary["name"]
+    return name in RUN_ENTRIES or bool(_EPOCH_METRICS.fullmatch(name))
+
+
+def nothing_durable(path: Path) -> bool:
+    """A non-empty directory a run started in but that holds nothing to resume: no
+    ``config.json``, and only entries a run writes. A new start may clear it."""
+    entries = [entry.name for entry in path.iterdir()]
+    return bool(entries) and "config.json" not in entries and all(map(is_run_entry, entries))
 
 
 def check_run_dir(path: str | Path, force: bool = False, recover: bool = False) -> None:
@@ -18,9 +52,12 @@ def check_run_dir(path: str | Path, force: bool = False, recover: bool = False) 
     path = Path(path)
     if force and recover:
         raise RunDirError("--force and --recover exclude each other")
+    if path.is_dir() and nothing_durable(path):
+        return  # a start killed before it wrote anything durable: it restarts
     if recover:
         if not (path / "config.json").is_file():
-            raise RunDirError(f"{path}: nothing to recover (no config.json)")
+            raise RunDirError(f"{path}: nothing to recover (no config.json); start it without "
+                              "--recover")
     elif path.is_dir() and any(path.iterdir()) and not force:
         raise RunDirError(
             f"{path}: run directory exists and is not empty; "
@@ -28,16 +65,44 @@ def check_run_dir(path: str | Path, force: bool = False, recover: bool = False) 
         )
 
 
-def prepare_run_dir(path: str | Path, force: bool = False, recover: bool = False) -> Path:
-    """Create ``path``; a non-empty one needs ``force`` (wipe it) or ``recover`` (resume it)."""
+def prepare_run_dir(path: str | Path, force: bool = False, recover: bool = False) -> bool:
+    """Create ``path``; a non-empty one needs ``force`` (wipe it) or ``recover`` (resume it).
+    Returns whether the run resumes (False when there was nothing durable to resume)."""
     path = Path(path)
     check_run_dir(path, force, recover)
+    if path.is_dir() and nothing_durable(path):
+        logger.warning("%s holds nothing durable yet (a start was interrupted before its "
+                       "config.json was written): starting afresh", path)
+        shutil.rmtree(path)
+        recover = False
     if recover:
-        return path
+        remove_temporaries(path)
+        return True
     if path.is_dir() and any(path.iterdir()):
         shutil.rmtree(path)
     path.mkdir(parents=True, exist_ok=True)
-    return path
+    return False
+
+
+def remove_temporaries(path: Path) -> None:
+    """Delete what interrupted atomic writes left behind (``.NAME.XXXXXXXX``, any depth)."""
+    for entry in sorted(path.rglob(".*"), reverse=True):  # deepest first
+        if _TEMPORARY.fullmatch(entry.name):
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
+
+def strict(data: Any) -> Any:
+    """``data`` with every non-finite float (NaN, ±inf) replaced by None: strict JSON."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {key: strict(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [strict(value) for value in data]
+    return data
 
 
 def write_json(path: str | Path, data: Any) -> None:
@@ -45,15 +110,24 @@ def write_json(path: str | Path, data: Any) -> None:
 
     def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
+            json.dump(strict(data), handle, indent=2, sort_keys=True, allow_nan=False)
             handle.write("\n")
 
     atomic_write(Path(path), write)
 
 
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
-    """``torch.save`` atomically, so an interrupted write never corrupts the last checkpoint."""
-    atomic_write(Path(path), lambda tmp: torch.save(state, tmp))
+    """``torch.save`` atomically, so an interrupted write never corrupts the last checkpoint;
+    a full disk is a ``WriteError`` naming the file (torch reports it as a RuntimeError)."""
+    path = Path(path)
+
+    def write(tmp: str) -> None:
+        try:
+            torch.save(state, tmp)
+        except RuntimeError as error:
+            raise write_error(path, error) from None
+
+    atomic_write(path, write)
 
 
 def load_checkpoint(path: str | Path) -> dict[str, Any]:
@@ -67,6 +141,53 @@ def load_checkpoint(path: str | Path) -> dict[str, Any]:
     if not isinstance(checkpoint, dict) or "model" not in checkpoint:
         raise RunDirError(f"{path}: not a model checkpoint (no 'model' entry)")
     return checkpoint
+
+
+def config_digest(config: dict[str, Any]) -> str:
+    """SHA-256 of a config without the keys a recovery may extend (``EXTENSIBLE``)."""
+    fixed = copy.deepcopy(config)
+    for dotted in EXTENSIBLE:
+        section, _, key = dotted.partition(".")
+        if isinstance(fixed.get(section), dict):
+            fixed[section].pop(key, None)
+    return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+
+
+def describe(config: dict[str, Any], vocabulary_sha1: str) -> dict[str, Any]:
+    """What every checkpoint of a run records about what trained it."""
+    return {"config": config, "config_sha256": config_digest(config),
+            "vocabulary_sha1": vocabulary_sha1}
+
+
+def shapes(model: torch.nn.Module) -> dict[str, list[int]]:
+    return {name: list(tensor.shape) for name, tensor in model.state_dict().items()}
+
+
+def verify_checkpoint(checkpoint: dict[str, Any], path: Path, kind: str,
+                      model: torch.nn.Module, expected: dict[str, Any]) -> None:
+    """A one-line ``RunDirError`` naming ``path`` unless the checkpoint is a ``kind`` one
+    ("last": resumable, "best": weights) of this model, config and vocabulary.
+    ``expected`` is ``describe(...)`` of the run directory it is loaded into."""
+    found = checkpoint.get("kind") or ("last" if "optimizer" in checkpoint else "best")
+    if kind == "last" and found != "last":
+        raise RunDirError(f"{path}: a {found} checkpoint, not a resumable one (it has no "
+                          f"optimizer state)")
+    for key, what in (("config_sha256", "config"), ("vocabulary_sha1", "vocabulary")):
+        if key in checkpoint and key in expected and checkpoint[key] != expected[key]:
+            raise RunDirError(f"{path}: trained with another {what} than the run directory's "
+                              f"(its {what} changed since, or the file comes from another run)")
+    want = shapes(model)
+    have = {name: list(tensor.shape) for name, tensor in checkpoint["model"].items()}
+    missing = sorted(set(want) - set(have))
+    extra = sorted(set(have) - set(want))
+    if missing or extra:
+        raise RunDirError(f"{path}: weights of another model (missing "
+                          f"{', '.join(missing[:3]) or 'none'}; unexpected "
+                          f"{', '.join(extra[:3]) or 'none'})")
+    for name, shape in want.items():
+        if have[name] != shape:
+            raise RunDirError(f"{path}: {name} has shape {have[name]} but the model's is "
+                              f"{shape} (another model, or a vocabulary that changed)")
 
 
 # Keys a recovered run may change: how long it trains, not what it trains.

@@ -9,17 +9,25 @@ from __future__ import annotations
 import logging
 import random
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from elmo_experiments.errors import RunDirError
 from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.callbacks import Callback, JsonlLog
-from elmo_experiments.training.run_dir import load_checkpoint, write_json
+from elmo_experiments.training.run_dir import load_checkpoint, verify_checkpoint, write_json
 from elmo_experiments.training.run_identity import record_end
-from elmo_experiments.training.trainer import Loader, Trainer, build_scheduler
+from elmo_experiments.training.trainer import (
+    Loader,
+    Trainer,
+    build_scheduler,
+    check_validation_metric,
+    training_device,
+)
 from elmo_experiments.version import code_version
 
 logger = logging.getLogger("elmo_experiments")
@@ -47,24 +55,44 @@ def setup_logging(run_dir: Path | None) -> None:
         logger.addHandler(file_handler)
 
 
-def fit(model: torch.nn.Module, train_loader: Loader, validation_loader: Loader | None,
-        settings: dict[str, Any], run_dir: Path, config: dict[str, Any], recover: bool,
-        extra_callbacks: list[Callback] | None = None,
-        description: dict[str, Any] | None = None,
-        dataset_metric: DatasetMetric | None = None) -> tuple[Trainer, dict[str, Any]]:
-    """Train to the end (or early stop); the model holds the best epoch's weights afterwards.
+@dataclass
+class Setup:
+    """What training needs besides the data, built before the run directory is touched: the
+    model on its device, its optimizer and scheduler, and the callbacks."""
 
-    Returns the trainer (its ``state`` has epochs and timings) and the best epoch's record.
-    """
-    model.to(settings["device"])
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    callbacks: list[Callback]
+    dataset_metric: DatasetMetric | None
+
+
+def set_up(model: torch.nn.Module, settings: dict[str, Any],
+           dataset_metric: DatasetMetric | None = None,
+           extra_callbacks: list[Callback] | None = None) -> Setup:
+    """Everything that can still fail on the config (the device, optimizer and scheduler
+    values, the validation metric's name), tried before a ``--force`` wipes anything."""
+    model.to(training_device(settings["device"]))
     optimizer = settings["optimizer"].build(
         parameters=[p for p in model.parameters() if p.requires_grad])
     scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,
                                 settings["validation_metric"])
+    check_validation_metric(model, dataset_metric, settings["validation_metric"])
     callbacks: list[Callback] = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]],
                                  *(extra_callbacks or [])]
-    trainer = Trainer(model, optimizer, scheduler, train_loader, validation_loader, settings,
-                      run_dir, callbacks, description or {"config": config}, dataset_metric)
+    return Setup(model, optimizer, scheduler, callbacks, dataset_metric)
+
+
+def fit(setup: Setup, train_loader: Loader, validation_loader: Loader | None,
+        settings: dict[str, Any], run_dir: Path, config: dict[str, Any], recover: bool,
+        description: dict[str, Any]) -> tuple[Trainer, dict[str, Any]]:
+    """Train to the end (or early stop); the model holds the best epoch's weights afterwards.
+
+    Returns the trainer (its ``state`` has epochs and timings) and the best epoch's record.
+    """
+    model, callbacks = setup.model, setup.callbacks
+    trainer = Trainer(model, setup.optimizer, setup.scheduler, train_loader, validation_loader,
+                      settings, run_dir, callbacks, description, setup.dataset_metric)
     if recover:
         trainer.restore()
     for callback in callbacks:
@@ -73,8 +101,18 @@ def fit(model: torch.nn.Module, train_loader: Loader, validation_loader: Loader 
                 sum(p.numel() for p in model.parameters() if p.requires_grad), len(train_loader),
                 code_version())
     best = trainer.train()
-    if (run_dir / "best.pt").is_file():
-        model.load_state_dict(load_checkpoint(run_dir / "best.pt")["model"])
+    if trainer.state.best_epoch is not None:
+        path = run_dir / "best.pt"
+        if not path.is_file():
+            raise RunDirError(f"{path}: missing, though epoch {trainer.state.best_epoch} was the "
+                              f"best; its weights are gone, so the run cannot report them "
+                              f"(train afresh with --force)")
+        checkpoint = load_checkpoint(path)
+        verify_checkpoint(checkpoint, path, "best", model, description)
+        if checkpoint.get("epoch", trainer.state.best_epoch) != trainer.state.best_epoch:
+            raise RunDirError(f"{path}: holds epoch {checkpoint['epoch']}, but the run's best "
+                              f"is epoch {trainer.state.best_epoch}")
+        model.load_state_dict(checkpoint["model"])
     return trainer, best
 
 

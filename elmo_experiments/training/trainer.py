@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import logging
+import math
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -12,22 +18,33 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elmo_experiments.config.registry import Param, Spec, suggest
-from elmo_experiments.errors import ConfigError
+from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, positive, suggest
+from elmo_experiments.errors import ConfigError, RunDirError, TrainingStopped
 from elmo_experiments.metrics.metric import DatasetMetric, compute_all, metric_names
 from elmo_experiments.precision import autocast, warn_if_emulated
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.evaluation import Loader, evaluate
-from elmo_experiments.training.run_dir import load_checkpoint, save_checkpoint, write_json
+from elmo_experiments.training.run_dir import (
+    load_checkpoint,
+    save_checkpoint,
+    shapes,
+    verify_checkpoint,
+    write_json,
+)
 
 logger = logging.getLogger(__name__)
 
 TRAINER_PARAMS = (
-    Param("num_epochs", int, 20),
-    Param("patience", int, None, doc="epochs without improvement before stopping"),
+    Param("num_epochs", int, 20, bounds=AT_LEAST_ONE),
+    Param("patience", int, None, doc="epochs without improvement before stopping",
+          bounds=AT_LEAST_ONE),
     Param("validation_metric", str, "-loss", doc="+name to maximise, -name to minimise"),
-    Param("grad_norm", float, None, doc="rescale gradients to this total norm"),
-    Param("grad_clipping", float, None, doc="clip each gradient value to +-this"),
+    Param("grad_norm", float, None, doc="rescale gradients to this total norm", check=positive),
+    Param("grad_clipping", float, None, doc="clip each gradient value to +-this",
+          check=positive),
+    Param("on_nonfinite", str, "stop", choices=("stop", "skip"),
+          doc="a NaN/inf loss or gradient: stop training (keeping the last finite checkpoints) "
+              "or skip that batch's update"),
     Param("optimizer", component="optimizer"),
     Param("learning_rate_scheduler", component="lr_scheduler", default=None),
     Param("callbacks", component="callback", sequence=True, default=[]),
@@ -55,7 +72,12 @@ def _to_float(value: Any) -> Any:
 
 
 class Trainer:
-    """Trains ``model`` on a loader's batches; writes checkpoints and metrics into ``run_dir``."""
+    """Trains ``model`` on a loader's batches; writes checkpoints and metrics into ``run_dir``.
+
+    ``last.pt`` is written after every epoch, and mid-epoch when a SIGINT or SIGTERM stops the
+    run (with the position in the epoch and the running sums), so ``restore`` resumes exactly.
+    A non-finite loss or gradient stops training (``on_nonfinite: stop``) or skips the batch.
+    """
 
     def __init__(
         self,
@@ -84,15 +106,18 @@ class Trainer:
         self.metric_name = metric[1:]
         self.maximise = metric.startswith("+")
         self.state = TrainState()
+        self.partial: dict[str, Any] | None = None  # where a stopped epoch stopped
+        self.stop_signal: int | None = None  # set by the SIGINT/SIGTERM handler
 
     # -- checkpoints -------------------------------------------------------------------------
-    def _save_last(self) -> None:
+    def _save_last(self, partial: dict[str, Any] | None = None) -> None:
         save_checkpoint(self.run_dir / "last.pt", {
-            **self.description,
+            **self.description, "kind": "last", "parameters": shapes(self.model),
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
             "state": self.state.__dict__,
+            "partial": partial,
             "torch_rng": torch.get_rng_state(),
         })
 
@@ -100,28 +125,70 @@ class Trainer:
         """Resume from ``last.pt`` (a no-op when the run stopped before its first epoch)."""
         path = self.run_dir / "last.pt"
         if not path.is_file():
+            epochs = list(self.run_dir.glob("metrics_epoch_*.json"))
+            if epochs:
+                raise RunDirError(f"{path}: missing, though {len(epochs)} epochs were recorded; "
+                                  f"the run cannot resume (start it afresh with --force)")
+            logger.info("%s: no checkpoint yet (stopped before its first epoch ended): "
+                        "training from the start", path)
             return
         checkpoint = load_checkpoint(path)
+        verify_checkpoint(checkpoint, path, "last", self.model, self.description)
         self.model.load_state_dict(checkpoint["model"])
         self.optimizer.load_state_dict(checkpoint["optimizer"])
         if self.scheduler is not None and checkpoint["scheduler"] is not None:
             self.scheduler.load_state_dict(checkpoint["scheduler"])
         self.state = TrainState(**checkpoint["state"])
+        self.partial = checkpoint.get("partial")
+        self._refill_caches()
         torch.set_rng_state(checkpoint["torch_rng"])
-        logger.info("recovered after epoch %d", self.state.epoch)
+        where = (f"batch {self.partial['batches']} of epoch {self.state.epoch + 1}"
+                 if self.partial else f"epoch {self.state.epoch}")
+        logger.info("recovered after %s", where)
+
+    def _refill_caches(self) -> None:
+        """With activation caches on (a frozen ELMo), redo the forward passes that filled them
+        before the interruption, in the same order, so the resumed run reads the very vectors
+        an uninterrupted one would (a cache fill depends on the batch it happened in)."""
+        if not any(getattr(module, "caching", False) for module in self.model.modules()):
+            return
+        logger.info("refilling the activation caches as the first %d epochs filled them",
+                    self.state.epoch)
+        device = next(self.model.parameters()).device
+        self.model.eval()
+        with torch.no_grad():
+            for epoch in range(self.state.epoch + (1 if self.partial else 0)):
+                batches = self.train_loader.batches(epoch)
+                if epoch == self.state.epoch and self.partial:
+                    batches = islice(batches, self.partial["batches"])
+                for batch in batches:
+                    self.model(**batch.to(device).arguments())
+                if self.validation_loader is not None and epoch < self.state.epoch:
+                    for batch in self.validation_loader.batches(0):
+                        self.model(**batch.to(device).arguments())
+        compute_all(self.model.metrics, reset=True)
 
     # -- one pass ----------------------------------------------------------------------------
     def train_epoch(self, epoch: int) -> dict[str, float]:
+        """One epoch (or the rest of a stopped one); raises ``TrainingStopped`` on a signal or
+        a non-finite loss, after saving what can be resumed."""
         self.model.train()
-        total_loss, batches = 0.0, 0
+        partial = self.partial or {"batches": 0, "loss": 0.0, "tokens": 0, "skipped": 0,
+                                   "elapsed": 0.0, "metrics": None}
+        self.partial = None
+        if partial["metrics"] is not None:
+            for metric, state in zip(self.model.metrics, partial["metrics"], strict=True):
+                metric.reset()
+                metric.merge(state)
+        total_loss, batches, skipped = partial["loss"], partial["batches"], partial["skipped"]
         bar = tqdm(
-            self.train_loader.batches(epoch),
-            total=len(self.train_loader),
+            islice(self.train_loader.batches(epoch), batches, None),
+            total=len(self.train_loader), initial=batches,
             desc=f"epoch {epoch + 1}/{self.settings['num_epochs']}",
             disable=not self.settings["progress_bar"], leave=False, dynamic_ncols=True,
         )
         device = next(self.model.parameters()).device
-        tokens, start = 0, time.perf_counter()
+        tokens, start = partial["tokens"], time.perf_counter() - partial["elapsed"]
         for batch in bar:
             tokens += batch.num_tokens  # text tokens, for the tokens/s figure
             batch = batch.to(device)
@@ -129,16 +196,22 @@ class Trainer:
             with autocast(self.settings.get("amp"), device.type):
                 output = self.model(**batch.arguments())
             loss = output["loss"].float()  # the model's own per-batch objective
-            loss.backward()
-            if self.settings["grad_clipping"] is not None:
-                torch.nn.utils.clip_grad_value_(self.model.parameters(),
-                                                self.settings["grad_clipping"])
-            if self.settings["grad_norm"] is not None:
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.settings["grad_norm"])
-            self.optimizer.step()
-            total_loss += loss.item()
             batches += 1
-            logs = {"loss": total_loss / batches}
+            problem = None if torch.isfinite(loss) else f"the loss is {loss.item()}"
+            if problem is None:
+                loss.backward()
+                problem = self._clip_and_check()
+            if problem is not None:
+                if self.settings["on_nonfinite"] == "stop":
+                    self._stop_nonfinite(epoch, batches, problem)
+                skipped += 1
+                logger.warning("epoch %d batch %d: %s; batch skipped", epoch + 1, batches,
+                               problem)
+                self.optimizer.zero_grad(set_to_none=True)
+            else:
+                self.optimizer.step()
+                total_loss += loss.item()
+            logs = {"loss": total_loss / max(batches - skipped, 1)}
             metrics = compute_all(self.model.metrics)
             if self.metric_name in metrics:
                 logs[self.metric_name] = metrics[self.metric_name]
@@ -148,10 +221,46 @@ class Trainer:
             bar.set_postfix(shown, refresh=False)
             for callback in self.callbacks:
                 callback.on_batch(epoch, batches, logs)
+            if self.stop_signal is not None:
+                self._stop_on_signal(epoch, {
+                    "batches": batches, "loss": total_loss, "tokens": tokens,
+                    "skipped": skipped, "elapsed": time.perf_counter() - start,
+                    "metrics": [metric.state() for metric in self.model.metrics]})
+        if batches and skipped == batches:
+            self._stop_nonfinite(epoch, batches, "every batch of the epoch was non-finite")
         metrics = compute_all(self.model.metrics, reset=True)
         if tokens:
             metrics["tokens_per_s"] = tokens / (time.perf_counter() - start)
-        return {"loss": total_loss / max(batches, 1), **metrics}
+        if skipped:
+            metrics["skipped_batches"] = skipped
+        return {"loss": total_loss / max(batches - skipped, 1), **metrics}
+
+    def _clip_and_check(self) -> str | None:
+        """Clip as configured; a description of a non-finite gradient, or None."""
+        parameters = [p for p in self.model.parameters() if p.grad is not None]
+        if self.settings["grad_clipping"] is not None:
+            torch.nn.utils.clip_grad_value_(parameters, self.settings["grad_clipping"])
+        if self.settings["grad_norm"] is not None:
+            norm = torch.nn.utils.clip_grad_norm_(parameters, self.settings["grad_norm"])
+        else:
+            norm = torch.nn.utils.get_total_norm([p.grad for p in parameters])
+        return None if torch.isfinite(norm) else f"the gradient norm is {norm.item()}"
+
+    def _stop_nonfinite(self, epoch: int, batch: int, problem: str) -> None:
+        kept = (f"last.pt holds epoch {self.state.epoch}" if self.state.epoch
+                else "no epoch finished, so there is no checkpoint")
+        raise TrainingStopped(
+            f"{self.run_dir}: epoch {epoch + 1} batch {batch}: {problem}; training stopped "
+            f"({kept}). Lower the learning rate, or set trainer.on_nonfinite=skip")
+
+    def _stop_on_signal(self, epoch: int, partial: dict[str, Any]) -> None:
+        self._save_last(partial)
+        name = signal.Signals(self.stop_signal).name
+        message = (f"{self.run_dir}: stopped by {name} after batch {partial['batches']} of "
+                   f"epoch {epoch + 1}; last.pt holds that point: resume with the same command "
+                   f"and --recover")
+        logger.warning(message)
+        raise TrainingStopped(message, exit_code=128 + self.stop_signal)
 
     def _is_better(self, value: float) -> bool:
         best = self.state.best_value
@@ -162,21 +271,22 @@ class Trainer:
     # -- the loop ----------------------------------------------------------------------------
     def train(self) -> dict[str, Any]:
         """Run the remaining epochs; return the per-epoch record of the best epoch."""
-        compute_all(self.model.metrics, reset=True)
-        known = ["loss", *metric_names(self.model.metrics),
-                 *(self.dataset_metric.names if self.dataset_metric is not None else ())]
-        if self.metric_name.split("-")[0] not in known:  # per-type names: f1-PER
-            raise ConfigError([f"trainer.validation_metric: the model reports no "
-                               f"{self.metric_name!r}{suggest(self.metric_name, known)}"])
-        num_epochs = self.settings["num_epochs"]
-        patience = self.settings["patience"]
+        check_validation_metric(self.model, self.dataset_metric,
+                                self.settings["validation_metric"])
         warn_if_emulated(self.settings.get("amp") or "fp32",
                          next(self.model.parameters()).device.type)
+        with stop_signals(self):
+            self._epochs()
+        return self.state.history[self.state.best_epoch - 1] if self.state.best_epoch else {}
+
+    def _epochs(self) -> None:
+        num_epochs = self.settings["num_epochs"]
+        patience = self.settings["patience"]
         while self.state.epoch < num_epochs:
             if patience is not None and self.state.bad_epochs >= patience:
                 break  # a recovered run that had already stopped early stays stopped
             epoch = self.state.epoch
-            start = time.perf_counter()
+            start = time.perf_counter() - (self.partial or {}).get("elapsed", 0.0)
             train_metrics = self.train_epoch(epoch)
             amp = self.settings.get("amp")
             validation = (evaluate(self.model, self.validation_loader, amp=amp,
@@ -188,6 +298,9 @@ class Trainer:
                 raise ConfigError([f"trainer.validation_metric: epoch {epoch + 1} reported no "
                                    f"{self.metric_name!r} (it reported {', '.join(watched)})"])
             value = watched[self.metric_name]
+            if not math.isfinite(value):
+                self._stop_nonfinite(epoch, len(self.train_loader),
+                                     f"validation {self.metric_name} is {value}")
             record = {"epoch": epoch + 1, "duration_s": duration,
                       "lr": self.optimizer.param_groups[0]["lr"],
                       **{f"training_{k}": _to_float(v) for k, v in train_metrics.items()},
@@ -200,7 +313,9 @@ class Trainer:
                 self.state.best_value, self.state.best_epoch = value, epoch + 1
                 self.state.bad_epochs = 0
                 save_checkpoint(self.run_dir / "best.pt",
-                                {**self.description, "model": self.model.state_dict(),
+                                {**self.description, "kind": "best",
+                                 "parameters": shapes(self.model),
+                                 "model": self.model.state_dict(),
                                  "epoch": epoch + 1, "metric": self.settings["validation_metric"],
                                  self.settings["validation_metric"]: value})
             else:
@@ -223,7 +338,56 @@ class Trainer:
             if patience is not None and self.state.bad_epochs >= patience:
                 logger.info("no improvement in %d epochs; stopping", patience)
                 break
-        return self.state.history[self.state.best_epoch - 1] if self.state.best_epoch else {}
+
+
+def check_validation_metric(model: torch.nn.Module, dataset_metric: DatasetMetric | None,
+                            metric: str) -> None:
+    """``metric`` (``+name``/``-name``) is one the model or the dataset metric reports."""
+    name = metric[1:]
+    compute_all(model.metrics, reset=True)
+    known = ["loss", *metric_names(model.metrics),
+             *(dataset_metric.names if dataset_metric is not None else ())]
+    if name.split("-")[0] not in known:  # per-type names: f1-PER
+        raise ConfigError([f"trainer.validation_metric: the model reports no "
+                           f"{name!r}{suggest(name, known)}"])
+
+
+def training_device(name: str) -> torch.device:
+    """The ``trainer.device`` to train on; a one-line config error if this machine lacks it."""
+    try:
+        device = torch.device(name)
+    except RuntimeError:
+        raise ConfigError([f"trainer.device: {name!r} is not a device name (cpu, cuda, "
+                           f"cuda:1, ...)"]) from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError([f"trainer.device: {name!r}, but CUDA is not available here"])
+    if device.type == "cuda" and device.index is not None and \
+            device.index >= torch.cuda.device_count():
+        raise ConfigError([f"trainer.device: {name!r}, but this machine has "
+                           f"{torch.cuda.device_count()} CUDA devices"])
+    return device
+
+
+@contextmanager
+def stop_signals(trainer: Trainer) -> Iterator[None]:
+    """While training, SIGINT and SIGTERM ask the trainer to stop after the current batch
+    (a second SIGINT interrupts at once). Outside the main thread nothing is installed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ask(signum: int, frame: Any) -> None:
+        if trainer.stop_signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        trainer.stop_signal = signum
+        logger.warning("%s received: stopping after this batch", signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, ask) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def mix_reports(model: torch.nn.Module) -> dict[str, list[dict[str, Any]]]:

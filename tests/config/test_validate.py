@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 from typing import Any
 
@@ -438,14 +439,27 @@ def test_spec_build_passes_params_and_context() -> None:
 
 
 def test_values_refused_at_build_time_are_config_errors_with_the_path() -> None:
-    """Ranges the schema does not express (a mix layer, a dropout) still name their place."""
+    """A value the schema admits but torch refuses still names its place."""
     from elmo_experiments.errors import ConfigError
 
     validator = Validator()
-    spec = validator.component({"type": "adam", "lr": -1.0}, "optimizer", "trainer.optimizer")
+    spec = validator.component({"type": "adam", "lr": 1e-3}, "optimizer", "trainer.optimizer")
     assert not validator.problems and spec is not None
+    spec.params["lr"] = -1.0  # as if the schema had let it through
     with pytest.raises(ConfigError, match=r"^config: trainer\.optimizer: .*learning rate"):
         spec.build(parameters=[torch.nn.Parameter(torch.zeros(1))])
+
+
+@pytest.mark.parametrize(("config", "problem"), [
+    ({"type": "adam", "lr": -1.0}, r"trainer\.optimizer\.lr: must be greater than 0"),
+    ({"type": "adam", "betas": [0.9]}, r"trainer\.optimizer\.betas: expected two numbers"),
+    ({"type": "adam", "betas": [0.9, 1.5]}, r"betas: each value must lie in \[0, 1\)"),
+    ({"type": "sgd", "lr": 0.0}, r"trainer\.optimizer\.lr: must be greater than 0"),
+])
+def test_optimizer_values_are_checked_at_validation_time(config: dict, problem: str) -> None:
+    validator = Validator()
+    validator.component(config, "optimizer", "trainer.optimizer")
+    assert len(validator.problems) == 1 and re.search(problem, validator.problems[0])
 
 
 def test_only_component_value_errors_become_config_errors() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import json
+import logging
 import zipfile
 from array import array
 from collections import Counter
@@ -28,6 +29,8 @@ from elmo_experiments.bilm.pretraining.exclusion import Exclusions
 from elmo_experiments.config.registry import Param
 from elmo_experiments.data.files import iter_lines, read_lines, write_lines
 from elmo_experiments.errors import DataError
+
+logger = logging.getLogger("elmo_experiments")
 
 FORMATS = ("tokenized", "raw", "brown", "conll", "conll2012")
 SOURCE_PARAMS = (
@@ -160,6 +163,19 @@ class PreparedCorpus:
 
 
 FINGERPRINT = "fingerprint.json"  # written last: marks a complete preparation
+MANIFEST = "manifest.json"  # the size of every file prepared, checked at each load
+OWNER = ".elmo-prepared-corpus"  # written first: the folder is a (possibly unfinished) corpus
+
+
+def damaged_files(directory: Path) -> list[str]:
+    """Files of a prepared corpus whose size differs from its manifest (truncated, missing);
+    empty for a corpus prepared before manifests were written."""
+    manifest = directory / MANIFEST
+    if not manifest.is_file():
+        return []
+    sizes = json.loads(manifest.read_text())
+    return [name for name, size in sizes.items()
+            if not (directory / name).is_file() or (directory / name).stat().st_size != size]
 
 
 def fingerprint(train: list[dict[str, str]], evaluation: dict[str, dict[str, str]],
@@ -192,8 +208,15 @@ def load_or_prepare(train: list[dict[str, str]], evaluation: dict[str, dict[str,
         if json.loads(marker.read_text()) != json.loads(json.dumps(wanted)):
             raise DataError(f"{directory}: prepared from other sources or settings; remove it "
                             "or choose another corpus.prepared_dir")
-        return PreparedCorpus.load(directory)
+        damaged = damaged_files(directory)
+        if not damaged:
+            return PreparedCorpus.load(directory)
+        logger.warning("%s: %s damaged (its size changed since it was prepared): preparing the "
+                       "corpus again", directory, ", ".join(damaged))
     corpus = prepare_corpus(train, evaluation, directory, heldout_every, max_sentence_length)
+    sizes = {p.name: p.stat().st_size for p in sorted(directory.iterdir())
+             if p.is_file() and p.name not in (MANIFEST, FINGERPRINT, OWNER)}
+    (directory / MANIFEST).write_text(json.dumps(sizes, indent=1))
     marker.write_text(json.dumps(wanted, indent=1))
     return corpus
 
@@ -204,8 +227,13 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
     """Stream the sources once into ``directory``: train, heldout (every n-th training
     sentence), and one array per evaluation set. Long sentences are cut into pieces."""
     directory = Path(directory)
+    if directory.is_dir() and any(directory.iterdir()) and not (
+            (directory / OWNER).is_file() or (directory / FINGERPRINT).is_file()):
+        raise DataError(f"{directory}: not empty and not a prepared corpus; prepare corpora "
+                        f"into a new or empty folder (nothing in it was changed)")
     directory.mkdir(parents=True, exist_ok=True)
-    for stale in [*directory.glob("*.npy"), directory / FINGERPRINT]:
+    (directory / OWNER).write_text("a prepared corpus of elmo-experiments\n")
+    for stale in [*directory.glob("*.npy"), directory / FINGERPRINT, directory / MANIFEST]:
         stale.unlink(missing_ok=True)
     index: dict[str, int] = {}
     types: list[str] = []

@@ -11,7 +11,7 @@ import torch
 
 from elmo_experiments.bilm.characters import MAX_CHARACTERS, token_to_ids
 from elmo_experiments.bilm.pretraining.corpus import SEPARATOR, PreparedCorpus
-from elmo_experiments.config.registry import Param
+from elmo_experiments.config.registry import AT_LEAST_ONE, Param
 from elmo_experiments.data.batching import Batch, make_batches
 from elmo_experiments.data.files import read_lines, write_lines
 
@@ -19,10 +19,12 @@ BOS, EOS, UNK = "<S>", "</S>", "<UNK>"
 SPECIALS = (BOS, EOS, UNK)
 SOFTMAX_FILE, VOCAB_FILE = "softmax.hdf5", "vocab.txt"  # beside an exported biLM's weights
 LM_LOADER_PARAMS = (
-    Param("batch_size", int, 64, doc="sentences per batch"),
-    Param("max_tokens", int, None),
-    Param("batches_per_epoch", int, None, doc="a random subset of this many batches per epoch"),
-    Param("max_eval_sentences", int, None, doc="evaluate on the first N sentences only"),
+    Param("batch_size", int, 64, doc="sentences per batch", bounds=AT_LEAST_ONE),
+    Param("max_tokens", int, None, bounds=AT_LEAST_ONE),
+    Param("batches_per_epoch", int, None, doc="a random subset of this many batches per epoch",
+          bounds=AT_LEAST_ONE),
+    Param("max_eval_sentences", int, None, doc="evaluate on the first N sentences only",
+          bounds=AT_LEAST_ONE),
 )
 
 

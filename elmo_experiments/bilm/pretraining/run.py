@@ -21,22 +21,25 @@ from elmo_experiments.bilm.pretraining.lm_data import (
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
 from elmo_experiments.bilm.weights import load_weights, save_weights, weights_digest
 from elmo_experiments.config.loader import load_config
-from elmo_experiments.config.registry import Param, Spec
+from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.files import atomic_write, sha1_of
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     check_run_dir,
+    describe,
     load_checkpoint,
     prepare_run_dir,
     start_or_recover,
+    verify_checkpoint,
 )
 from elmo_experiments.training.run_identity import identity, record_start
 from elmo_experiments.training.session import (
     finish,
     fit,
     seed_everything,
+    set_up,
     setup_logging,
     summary,
 )
@@ -48,10 +51,12 @@ CORPUS_PARAMS = (
     Param("train", fields=SOURCE_PARAMS, sequence=True),
     Param("evaluation", fields=(Param("name", str), *SOURCE_PARAMS), sequence=True, default=[],
           doc="held-out sets never trained on (e.g. PTB test)"),
-    Param("heldout_every", int, 100, doc="every n-th training sentence goes to 'heldout'"),
-    Param("max_sentence_length", int, 100),
-    Param("vocab_size", int, 50000, doc="softmax vocabulary, specials included"),
-    Param("min_count", int, 1),
+    Param("heldout_every", int, 100, doc="every n-th training sentence goes to 'heldout'",
+          bounds=AT_LEAST_ONE),
+    Param("max_sentence_length", int, 100, bounds=AT_LEAST_ONE),
+    Param("vocab_size", int, 50000, doc="softmax vocabulary, specials included",
+          bounds=AT_LEAST_ONE),
+    Param("min_count", int, 1, bounds=AT_LEAST_ONE),
     Param("prepared_dir", str, None, doc="reuse (or write) the prepared corpus here"),
 )
 PRETRAIN_PARAMS = (
@@ -164,38 +169,47 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     run_dir = Path(serialization_dir)
     check_run_dir(run_dir, force=force, recover=recover)
     setup_logging(None)
-    corpus, staged = _corpus_first(values["corpus"], run_dir, recover)
-    run_dir = prepare_run_dir(run_dir, force=force, recover=recover)
+    resuming = recover and (run_dir / "config.json").is_file()
+    corpus, staged = _corpus_first(values["corpus"], run_dir, resuming)
+    try:
+        seed = seed_everything({"random_seed": values["random_seed"], "numpy_seed": None,
+                                "pytorch_seed": None})
+        vocab_file = run_dir / VOCAB_FILE
+        saved = resuming and vocab_file.is_file()
+        if saved:
+            vocab = SoftmaxVocabulary.load(vocab_file)
+        elif init_dir and (Path(init_dir) / VOCAB_FILE).is_file():  # keep the softmax's words
+            vocab = SoftmaxVocabulary.load(Path(init_dir) / VOCAB_FILE)
+        else:
+            vocab = SoftmaxVocabulary.from_corpus(corpus, values["corpus"]["vocab_size"],
+                                                  values["corpus"]["min_count"])
+        model = values["model"].build(vocab_size=len(vocab), seed=seed)
+        if init_dir and not (resuming and (run_dir / "last.pt").is_file()):
+            init_from(model, vocab, init_dir)
+        loader = values["data_loader"]
+        if not len(LmLoader(corpus, "heldout", vocab, loader, seed, train=False).spans):
+            raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
+                            "corpus.heldout_every (model selection needs held-out sentences)")
+        setup = set_up(model, values["trainer"])
+    except BaseException:
+        if staged:
+            shutil.rmtree(corpus.directory, ignore_errors=True)
+        raise
+    # everything that can fail on the config or the corpus has been tried: now wipe or create
+    recover = prepare_run_dir(run_dir, force=force, recover=recover)
     if staged:
         shutil.move(corpus.directory, run_dir / "corpus")
         corpus = PreparedCorpus.load(run_dir / "corpus")
+    if not saved:
+        vocab.save(vocab_file)
     start_or_recover(run_dir, config, recover, str(config_path))
     record_start(run_dir, what)
     setup_logging(run_dir)
-    seed = seed_everything({"random_seed": values["random_seed"], "numpy_seed": None,
-                            "pytorch_seed": None})
-    vocab_file = run_dir / VOCAB_FILE
-    if vocab_file.is_file():
-        vocab = SoftmaxVocabulary.load(vocab_file)
-    elif init_dir and (Path(init_dir) / VOCAB_FILE).is_file():  # keep the softmax's words
-        vocab = SoftmaxVocabulary.load(Path(init_dir) / VOCAB_FILE)
-        vocab.save(vocab_file)
-    else:
-        vocab = SoftmaxVocabulary.from_corpus(corpus, values["corpus"]["vocab_size"],
-                                              values["corpus"]["min_count"])
-        vocab.save(vocab_file)
-    model = values["model"].build(vocab_size=len(vocab), seed=seed)
-    if init_dir and not (recover and (run_dir / "last.pt").is_file()):
-        init_from(model, vocab, init_dir)
-    loader = values["data_loader"]
     train_loader = LmLoader(corpus, "train", vocab, loader, seed, train=True)
     heldout = LmLoader(corpus, "heldout", vocab, loader, seed, train=False)
-    if not len(heldout.spans):
-        raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
-                        "corpus.heldout_every (model selection needs held-out sentences)")
-    description = {"config": config, "vocabulary_sha1": sha1_of(vocab_file)}
-    trainer, best = fit(model, train_loader, heldout, values["trainer"], run_dir, config, recover,
-                        description=description)
+    description = describe(config, sha1_of(vocab_file))
+    trainer, best = fit(setup, train_loader, heldout, values["trainer"], run_dir, config, recover,
+                        description)
     model.to("cpu")
     metrics = summary(trainer, best)
     metrics["corpus"] = json.loads((corpus.directory / "summary.json").read_text())
@@ -215,11 +229,12 @@ def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt"
     config_file = run_dir / "config.json"
     if not config_file.is_file():
         raise RunDirError(f"{run_dir}: not a run directory (no config.json)")
-    values = validate_pretrain(json.loads(config_file.read_text()), str(config_file))
+    config = json.loads(config_file.read_text())
+    values = validate_pretrain(config, str(config_file))
     vocab = SoftmaxVocabulary.load(run_dir / VOCAB_FILE)
     model = values["model"].build(vocab_size=len(vocab), seed=0)
     checkpoint = load_checkpoint(run_dir / weights)
-    if "model" not in checkpoint:
-        raise DataError(f"{run_dir / weights}: not a model checkpoint")
+    verify_checkpoint(checkpoint, run_dir / weights, "best", model,
+                      describe(config, sha1_of(run_dir / VOCAB_FILE)))
     model.load_state_dict(checkpoint["model"])
     return export_bilm(model, vocab, output, float16)
