@@ -42,11 +42,11 @@ def main() -> None:
     test = reader.read(experiment["test_data_path"])
     vocab = build_vocabulary(reader, train, experiment["vocabulary"])
     model = build_model(experiment, reader, vocab)
-    indexers = reader.token_indexers
-    train_data = index_instances(train, indexers, vocab)
-    dev_data = index_instances(dev, indexers, vocab)
-    test_data = index_instances(test, indexers, vocab)
-    tokens = sum(item.length for item in train_data)
+    fields = reader.fields
+    train_data = index_instances(train, fields, vocab)
+    dev_data = index_instances(dev, fields, vocab)
+    test_data = index_instances(test, fields, vocab)
+    tokens = sum(item.num_tokens for item in train_data)
     print(f"data: {os.environ.get('ELMO_DATA_DIR') or 'embedded sample'}; "
           f"{len(train_data)} train sentences, {tokens} tokens; "
           f"load+index {time.perf_counter() - start:.1f}s; threads {torch.get_num_threads()}")
@@ -54,16 +54,16 @@ def main() -> None:
     optimizer = settings["optimizer"].build(parameters=list(model.parameters()))
     loader = experiment["data_loader"]
     with tempfile.TemporaryDirectory() as run_dir:
-        train_loader = InstanceLoader(train_data, indexers, loader, seed, train=True)
+        train_loader = InstanceLoader(train_data, fields, loader, seed, train=True)
         trainer = Trainer(model, optimizer, None, train_loader, None, settings, Path(run_dir), [])
         for epoch in range(args.epochs):
             start = time.perf_counter()
             trainer.train_epoch(epoch)
             train_time = time.perf_counter() - start
             start = time.perf_counter()
-            metrics = evaluate(model, InstanceLoader(dev_data, indexers, loader, train=False))
+            metrics = evaluate(model, InstanceLoader(dev_data, fields, loader, train=False))
             eval_time = time.perf_counter() - start
-            test_loader = InstanceLoader(test_data, indexers, loader, train=False)
+            test_loader = InstanceLoader(test_data, fields, loader, train=False)
             test_f1 = evaluate(model, test_loader)["f1"]
             print(f"epoch {epoch + 1}: train {train_time:.1f}s ({tokens / train_time:,.0f} "
                   f"tokens/s), validation {eval_time:.1f}s, epoch {train_time + eval_time:.1f}s, "

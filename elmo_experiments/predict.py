@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.data.batching import InstanceLoader, index_instances
-from elmo_experiments.data.fields import target_fields, text_fields
+from elmo_experiments.data.fields import TextField, target_fields, text_fields
 from elmo_experiments.data.files import iter_lines
 from elmo_experiments.errors import ConfigError, DataError
 from elmo_experiments.run import Assembled, load_run
@@ -43,7 +43,7 @@ def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
         from elmo_experiments.data.tokenizers import split_sentences
 
         texts = text_fields(reader.fields)
-        if len(texts) != 1:
+        if len(texts) != 1 or not isinstance(reader.fields[texts[0]], TextField):
             raise DataError(f"--text gives single sentences, but this model reads "
                             f"{' + '.join(texts)}: give a data file instead")
         lines = sys.stdin if path == "-" else (text for _, text in iter_lines(path))

@@ -80,6 +80,10 @@ def index_instances(instances: list[dict[str, Any]], fields: dict[str, Field], v
     """Index every instance field by field; a problem (a label the vocabulary lacks, a per-token
     field of the wrong length, a span outside its text) is an error naming ``source``."""
     texts = text_fields(fields)
+    for name, field in fields.items():
+        if field.aligned_with is not None and field.aligned_with not in texts:
+            raise DataError(f"{source}: field {name!r} follows {field.aligned_with!r}, which "
+                            f"is not a text field of this reader ({', '.join(texts)})")
     out = []
     for number, instance in enumerate(instances, start=1):
         values: dict[str, Any] = {}

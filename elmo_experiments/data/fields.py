@@ -174,6 +174,8 @@ class TensorField:
 
     def __init__(self, aligned_with: str = "tokens", dtype: str = "float",
                  padding_value: float = 0.0) -> None:
+        if dtype not in ("float", "long"):
+            raise ValueError(f"TensorField dtype must be 'float' or 'long', not {dtype!r}")
         self.aligned_with = aligned_with
         self.dtype = np.float32 if dtype == "float" else np.int64
         self.padding_value = padding_value
@@ -182,7 +184,11 @@ class TensorField:
         return None
 
     def index(self, value: Any, vocab: Vocabulary, instance: dict[str, Any]) -> np.ndarray:
-        array = np.asarray(value, dtype=self.dtype)
+        try:
+            array = np.asarray(value, dtype=self.dtype)
+        except (TypeError, ValueError):
+            raise DataError("expected one number or one vector (all of one size) per "
+                            "token") from None
         if array.ndim not in (1, 2):
             raise DataError(f"expected one number or one vector per token, found shape "
                             f"{tuple(array.shape)}")
@@ -193,6 +199,12 @@ class TensorField:
         return 0
 
     def batch(self, items: list[np.ndarray]) -> Padded:
+        trailing = {item.shape[1:] for item in items if len(item)}
+        if len(trailing) > 1:
+            raise DataError(f"per-token features of different shapes in one batch: "
+                            f"{sorted(trailing)}")
+        shape = trailing.pop() if trailing else ()
+        items = [item.reshape(0, *shape) if not len(item) else item for item in items]
         return Padded(torch.from_numpy(_pad_rows(items, self.padding_value, self.dtype)))
 
 
@@ -211,7 +223,14 @@ class SpanField:
         return None
 
     def index(self, value: Any, vocab: Vocabulary, instance: dict[str, Any]) -> np.ndarray:
-        spans = np.asarray(value if self.many else [value], dtype=np.int64).reshape(-1, 2)
+        rows = value if self.many else [value]
+        if not isinstance(rows, list | tuple) or not all(
+                isinstance(row, list | tuple) and len(row) == 2 and
+                all(isinstance(i, int | np.integer) and not isinstance(i, bool) for i in row)
+                for row in rows):
+            wanted = "a list of [start, end] pairs" if self.many else "a [start, end] pair"
+            raise DataError(f"expected {wanted} of integer token indices, found {value!r}")
+        spans = np.array(rows, dtype=np.int64).reshape(-1, 2)
         length = _length(instance[self.aligned_with])
         for start, end in spans.tolist():
             if not 0 <= start <= end < length:

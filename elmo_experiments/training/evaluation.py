@@ -51,6 +51,9 @@ def evaluate(
             for index, record in zip(batch.indices, model.human_readable(output, batch),
                                      strict=True):
                 ordered[index] = record
+    if collect and sorted(ordered) != list(range(len(ordered))):
+        raise ValueError("evaluate() collects predictions only from a loader that yields every "
+                         "instance once")
     records = [ordered[i] for i in range(len(ordered))]
     if predictions is not None:
         predictions.extend(records)

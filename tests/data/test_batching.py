@@ -285,3 +285,37 @@ def test_a_document_batches_as_sentences_of_tokens() -> None:
     assert ids[0, 1, 0] == vocab.index("tokens", "hi")
     assert torch.equal(ids != 0, batch.masks["document"])
     assert batch.num_tokens == 6
+
+
+@pytest.mark.parametrize(("kind", "value", "problem"), [
+    ("answer", [], r"answer: expected a \[start, end\] pair of integer token indices"),
+    ("answer", [0.5, 1.7], r"answer: expected a \[start, end\] pair"),
+    ("answer", [[0, 0], [1, 1]], r"answer: expected a \[start, end\] pair"),
+    ("mentions", [[0, 0], [1]], r"mentions: expected a list of \[start, end\] pairs"),
+    ("vectors", [[1.0, 2.0], [3.0]], r"vectors: expected one number or one vector"),
+])
+def test_malformed_spans_and_features_name_the_instance(kind: str, value: object,
+                                                        problem: str) -> None:
+    _, text, vocab = make_data()
+    fields = {"tokens": text["tokens"], "answer": SpanField("tokens"),
+              "mentions": SpanField("tokens", many=True), "vectors": TensorField("tokens")}
+    instance = {"tokens": ["a", "b"], "answer": [0, 1], "mentions": [[0, 0]],
+                "vectors": [[1.0], [2.0]], kind: value}
+    with pytest.raises(DataError, match=r"dev.jsonl: instance 1: " + problem):
+        index_instances([instance], fields, vocab, source="dev.jsonl")
+
+
+def test_a_field_following_no_text_field_is_an_error() -> None:
+    _, text, vocab = make_data()
+    fields = {"tokens": text["tokens"], "tags": SequenceLabelField("words")}
+    with pytest.raises(DataError, match=r"field 'tags' follows 'words', which is not a text"):
+        index_instances([{"tokens": ["a"], "tags": ["O"]}], fields, vocab)
+
+
+def test_features_of_different_sizes_in_one_batch_are_an_error() -> None:
+    _, text, vocab = make_data()
+    fields = {"tokens": text["tokens"], "vectors": TensorField("tokens")}
+    data = index_instances([{"tokens": ["a"], "vectors": [[1.0]]},
+                            {"tokens": ["b"], "vectors": [[1.0, 2.0]]}], fields, vocab)
+    with pytest.raises(DataError, match=r"per-token features of different shapes"):
+        collate(data, fields)

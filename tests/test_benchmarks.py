@@ -1,0 +1,19 @@
+"""The benchmark scripts run on the embedded samples (so an API change cannot break them
+unnoticed); their figures are not checked here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_ner_runs_an_epoch_on_the_sample() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
+    result = subprocess.run([sys.executable, "benchmarks/bench_ner.py", "--epochs", "1"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "epoch 1: train" in result.stdout
