@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +17,7 @@ from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
-from elmo_experiments.data.files import iter_lines
+from elmo_experiments.data.files import iter_lines, write_error
 
 LAYER_CHOICES = ("all", "top", "average")
 
@@ -56,21 +59,37 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
     sentence_to_index: dict[str, str] = {}
     index = 0
     output_path = Path(output_path)
-    tmp = output_path.with_name(f".{output_path.name}.tmp")
-    with h5py.File(tmp, "w") as out, tqdm(total=total, disable=not progress,
-                                          unit="sentence") as bar:
-        for lines in _batches(input_path, batch_size):
-            tokens = [line.split() for line in lines]
-            with torch.no_grad():
-                result, _ = runner(batch_to_ids(tokens))
-            stacked = torch.stack(result, dim=1)  # (batch, layers, seq, dim)
-            for row, (line, words) in enumerate(zip(lines, tokens, strict=True)):
-                out.create_dataset(str(index), data=_select(stacked[row, :, : len(words)], layers))
-                sentence_to_index.setdefault(line.strip(), str(index))
-                index += 1
-            bar.update(len(lines))
+    try:
+        handle, name = tempfile.mkstemp(prefix=f".{output_path.name}.",
+                                        dir=output_path.parent)
+        os.close(handle)
+        out = h5py.File(name, "w")
+    except OSError as error:
+        raise write_error(output_path, error) from None
+    tmp = Path(name)
+    try:
+        with tqdm(total=total, disable=not progress, unit="sentence") as bar:
+            for lines in _batches(input_path, batch_size):
+                tokens = [line.split() for line in lines]
+                with torch.no_grad():
+                    result, _ = runner(batch_to_ids(tokens))
+                stacked = torch.stack(result, dim=1)  # (batch, layers, seq, dim)
+                for row, (line, words) in enumerate(zip(lines, tokens, strict=True)):
+                    selected = _select(stacked[row, :, : len(words)], layers)
+                    out.create_dataset(str(index), data=selected)
+                    sentence_to_index.setdefault(line.strip(), str(index))
+                    index += 1
+                bar.update(len(lines))
         index_dataset = out.create_dataset("sentence_to_index", (1,),
                                            dtype=h5py.string_dtype(encoding="utf-8"))
         index_dataset[0] = json.dumps(sentence_to_index)
-    tmp.replace(output_path)
+        out.close()
+        tmp.replace(output_path)
+    except (OSError, RuntimeError) as error:  # the first failed write (h5py: either kind)
+        with contextlib.suppress(OSError, RuntimeError):  # a failed file may fail to close too
+            out.close()
+        raise write_error(output_path, error) from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return index
+

@@ -114,22 +114,47 @@ def _extract(bilm: BidirectionalLM, role: str) -> np.ndarray:
 
 
 def load_weights(bilm: BidirectionalLM, path: str | Path) -> None:
-    """Copy every dataset of ``path`` into ``bilm``; a missing or mis-shaped one is an error."""
+    """Copy every dataset of ``path`` into ``bilm``, checked against the options the model was
+    built from: each dataset present with its shape, a floating-point type and finite values,
+    and no dataset the options do not describe (a file with more layers than ``n_layers``)."""
     import h5py
 
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such weight file")
     bilm.char_encoder.clear_cache()
-    with h5py.File(path, "r") as handle:
-        for name, shape, role in _layout(bilm):
+    layout = list(_layout(bilm))
+    try:
+        handle = h5py.File(path, "r")
+    except OSError as error:
+        raise DataError(f"{path}: not a readable HDF5 weight file ({error})") from None
+    with handle:
+        found: list[str] = []
+        handle.visititems(lambda name, item: found.append(name)
+                          if isinstance(item, h5py.Dataset) else None)
+        extra = sorted(set(found) - {name for name, _, _ in layout})
+        if extra:
+            raise DataError(f"{path}: dataset {extra[0]} (and {len(extra) - 1} more) is not "
+                            f"described by options.json; do its n_layers, filters and "
+                            f"n_highway match the file?")
+        for name, shape, role in layout:
             if name not in handle:
-                raise DataError(f"{path}: missing dataset {name} (expected shape {shape})")
+                raise DataError(f"{path}: missing dataset {name} (expected shape {shape}); "
+                                f"does options.json match the file?")
             dataset = handle[name]
             if tuple(dataset.shape) != shape:
                 raise DataError(f"{path}: dataset {name} has shape {tuple(dataset.shape)}, "
-                                f"expected {shape}")
-            _assign(bilm, role, dataset[...])
+                                f"expected {shape} from options.json")
+            if dataset.dtype.kind != "f":
+                raise DataError(f"{path}: dataset {name} holds {dataset.dtype}, not floating "
+                                f"point numbers")
+            try:
+                values = dataset[...]
+            except OSError as error:
+                raise DataError(f"{path}: dataset {name} cannot be read ({error})") from None
+            if not np.isfinite(values).all():
+                raise DataError(f"{path}: dataset {name} holds NaN or infinite values")
+            _assign(bilm, role, values)
 
 
 def save_weights(bilm: BidirectionalLM, directory: str | Path, dtype: type = np.float32) -> Path:

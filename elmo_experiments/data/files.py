@@ -10,11 +10,13 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from elmo_experiments.errors import DataError, WriteError
 from elmo_experiments.faults import fault_point
 
 DATA_DIR_VARIABLE = "ELMO_DATA_DIR"
+LINE_LIMIT_DOC = "longest line read, in bytes (longer: an error naming it, not a memory blow-up)"
 
 
 def resolve_data_path(path: str | Path) -> Path:
@@ -31,17 +33,23 @@ def resolve_data_path(path: str | Path) -> Path:
     raise DataError(f"{path}: no such data file{hint}")
 
 
-def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+def iter_lines(path: str | Path, max_bytes: int | None = None,
+               limit_name: str = "max_line_length") -> Iterator[tuple[int, str]]:
     """(line number, text) of a UTF-8 file, gunzipping ``.gz``; a leading BOM is dropped.
 
     Bytes that are not UTF-8 and corrupt or truncated gzip data raise ``DataError`` naming the
-    file and line (decoding line by line keeps the line number exact).
+    file and line (decoding line by line keeps the line number exact). With ``max_bytes`` a
+    longer line is a ``DataError`` too, found without reading the whole line into memory
+    (``limit_name``: the setting that raises the limit).
     """
     resolved = resolve_data_path(path)
     number = 0
     with (gzip.open(resolved, "rb") if resolved.suffix == ".gz" else open(resolved, "rb")) as raw:
         try:
-            for number, data in enumerate(raw, start=1):
+            for number, data in enumerate(_lines(raw, max_bytes), start=1):
+                if data is None:
+                    raise DataError(f"{resolved}:{number}: line longer than {max_bytes:,} "
+                                    f"bytes (raise {limit_name} to read it)")
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError as error:
@@ -51,6 +59,21 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                 yield number, text.removeprefix("\ufeff") if number == 1 else text
         except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError
             raise DataError(f"{resolved}:{number + 1}: cannot read the file ({error})") from None
+
+
+def _lines(raw: Any, max_bytes: int | None) -> Iterator[bytes | None]:
+    """The file's lines; None for a line over ``max_bytes`` (then no more)."""
+    if max_bytes is None:
+        yield from raw
+        return
+    while True:
+        data = raw.readline(max_bytes + 1)
+        if not data:
+            return
+        if len(data) > max_bytes and not data.endswith(b"\n"):
+            yield None
+            return
+        yield data
 
 
 def sha1_of(*paths: str | Path) -> str:

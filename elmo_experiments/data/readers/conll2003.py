@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import SequenceLabelField, TextField
 from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.tag_schemes import convert_tags
@@ -18,11 +18,13 @@ COLUMNS = {"pos": 1, "chunk": 2, "ner": 3}
 _CHUNK_TAG = re.compile(r"^(O|[IB]-\S+)$")
 
 
-def iter_sentences(path: str | Path) -> Iterator[tuple[int, list[list[str]]]]:
-    """Yield (first line number, rows of fields) per sentence, skipping ``-DOCSTART-`` lines."""
+def iter_sentences(path: str | Path, max_tokens: int | None = None
+                   ) -> Iterator[tuple[int, list[list[str]]]]:
+    """Yield (first line number, rows of fields) per sentence, skipping ``-DOCSTART-`` lines;
+    a sentence longer than ``max_tokens`` is a ``DataError`` naming where it starts."""
     rows: list[list[str]] = []
     start = 0
-    for number, line in iter_lines(path):
+    for number, line in iter_lines(path, 10_000):
         fields = line.split()
         if not fields or fields[0] == "-DOCSTART-":
             if rows:
@@ -32,6 +34,10 @@ def iter_sentences(path: str | Path) -> Iterator[tuple[int, list[list[str]]]]:
         if not rows:
             start = number
         rows.append(fields)
+        if max_tokens is not None and len(rows) > max_tokens:
+            raise DataError(f"{path}:{start}: a sentence of more than {max_tokens:,} tokens (no "
+                            f"blank line between sentences?); raise "
+                            f"dataset_reader.max_sentence_length to read it")
     if rows:
         yield start, rows
 
@@ -44,6 +50,7 @@ class Conll2003Reader:
         token_indexers: dict[str, Spec],
         tag_label: str = "ner",
         coding_scheme: str = "BIOUL",
+        max_sentence_length: int = 1000,
     ) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()
@@ -51,6 +58,7 @@ class Conll2003Reader:
         self.tag_label = tag_label
         self.label_encoding = coding_scheme if tag_label != "pos" else None
         self.coding_scheme = coding_scheme
+        self.max_sentence_length = max_sentence_length
         self.fields = {"tokens": TextField(self.token_indexers),
                        "tags": SequenceLabelField("tokens")}
 
@@ -58,7 +66,7 @@ class Conll2003Reader:
         resolved = resolve_data_path(path)
         instances = []
         column = COLUMNS[self.tag_label]
-        for start, rows in iter_sentences(resolved):
+        for start, rows in iter_sentences(resolved, self.max_sentence_length):
             for offset, fields in enumerate(rows):
                 if len(fields) != 4:
                     raise DataError(
@@ -90,5 +98,7 @@ register(
         Param("token_indexers", component="token_indexer", mapping=True),
         Param("tag_label", str, "ner", choices=("ner", "pos", "chunk")),
         Param("coding_scheme", str, "BIOUL", choices=("IOB1", "BIO", "BIOUL")),
+        Param("max_sentence_length", int, 1000, bounds=AT_LEAST_ONE,
+              doc="longest sentence read, in tokens: a longer one is an error naming it"),
     ],
 )(Conll2003Reader)

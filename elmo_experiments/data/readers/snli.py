@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import LabelField, MetadataField, TextField
-from elmo_experiments.data.files import iter_lines, resolve_data_path
+from elmo_experiments.data.files import LINE_LIMIT_DOC, iter_lines, resolve_data_path
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
 from elmo_experiments.errors import DataError
@@ -30,10 +30,12 @@ class SnliReader:
     tokenises the raw sentences as the raw-text pretraining corpus and ``predict`` do.
     """
 
-    def __init__(self, token_indexers: dict[str, Spec], tokenizer: str = "parse") -> None:
+    def __init__(self, token_indexers: dict[str, Spec], tokenizer: str = "parse",
+                 max_line_length: int = 200_000) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.tokenizer = tokenizer
+        self.max_line_length = max_line_length
         self.fields = {"premise": TextField(self.token_indexers),
                        "hypothesis": TextField(self.token_indexers),
                        "label": LabelField(), "pair_id": MetadataField()}
@@ -52,7 +54,8 @@ class SnliReader:
     def read(self, path: str | Path) -> list[dict[str, Any]]:
         resolved = resolve_data_path(path)
         instances = []
-        for number, line in iter_lines(resolved):
+        for number, line in iter_lines(resolved, self.max_line_length,
+                                       "dataset_reader.max_line_length"):
             if not line.strip():
                 continue
             where = f"{resolved}:{number}"
@@ -88,5 +91,7 @@ register(
     params=[
         Param("token_indexers", component="token_indexer", mapping=True),
         Param("tokenizer", str, "parse", choices=("parse", "spacy")),
+        Param("max_line_length", int, 200_000, bounds=AT_LEAST_ONE,
+              doc=LINE_LIMIT_DOC),
     ],
 )(SnliReader)

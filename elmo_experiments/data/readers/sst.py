@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.config.registry import Param, Spec, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import LabelField, TextField
-from elmo_experiments.data.files import iter_lines, resolve_data_path
+from elmo_experiments.data.files import LINE_LIMIT_DOC, iter_lines, resolve_data_path
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
 from elmo_experiments.errors import DataError
@@ -77,12 +77,14 @@ class SstReader:
     """
 
     def __init__(self, token_indexers: dict[str, Spec], use_subtrees: bool = False,
-                 min_phrase_length: int = 1, binary: bool = False) -> None:
+                 min_phrase_length: int = 1, binary: bool = False,
+                 max_line_length: int = 50_000) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.use_subtrees = use_subtrees
         self.min_phrase_length = min_phrase_length
         self.binary = binary
+        self.max_line_length = max_line_length
         self.fields = {"tokens": TextField(self.token_indexers), "label": LabelField()}
 
     def _label(self, label: str) -> str | None:
@@ -91,7 +93,8 @@ class SstReader:
     def read(self, path: str | Path) -> list[dict[str, Any]]:
         resolved = resolve_data_path(path)
         instances = []
-        for number, line in iter_lines(resolved):
+        for number, line in iter_lines(resolved, self.max_line_length,
+                                       "dataset_reader.max_line_length"):
             if not line.strip():
                 continue
             try:
@@ -121,5 +124,7 @@ register(
         Param("use_subtrees", bool, False, doc="every phrase, not only the root sentence"),
         Param("min_phrase_length", int, 1, doc="shortest phrase kept with use_subtrees"),
         Param("binary", bool, False, doc="SST-2: drop neutral, 0/1 -> negative, 3/4 -> positive"),
+        Param("max_line_length", int, 50_000, bounds=AT_LEAST_ONE,
+              doc=LINE_LIMIT_DOC),
     ],
 )(SstReader)
