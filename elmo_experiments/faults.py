@@ -1,6 +1,7 @@
-"""Named moments where the fault-injection tests kill a run: ``ELMO_FAULT_AT=NAME`` sends the
-process SIGKILL when it reaches ``fault_point(NAME)``. Unset (always, outside those tests), a
-fault point is one environment lookup."""
+"""Named moments where the fault-injection tests interrupt a run: ``ELMO_FAULT_AT=NAME`` sends
+the process a signal (``ELMO_FAULT_SIGNAL``, default SIGKILL: as abrupt as a power cut) when it
+reaches ``fault_point(NAME)``. Unset (always, outside those tests), a fault point is one
+environment lookup."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import os
 import signal
 
 FAULT_VARIABLE = "ELMO_FAULT_AT"
+SIGNAL_VARIABLE = "ELMO_FAULT_SIGNAL"
 
 
 def fault_point(name: str) -> None:
-    """Die here, as abruptly as a power cut, if the tests asked for ``name``."""
+    """Signal this process here if the tests asked for ``name``."""
     if os.environ.get(FAULT_VARIABLE) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.Signals[os.environ.get(SIGNAL_VARIABLE, "SIGKILL")])

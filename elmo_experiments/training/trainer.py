@@ -19,7 +19,8 @@ import torch
 from tqdm import tqdm
 
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, positive, suggest
-from elmo_experiments.errors import ConfigError, RunDirError, TrainingStopped
+from elmo_experiments.errors import ConfigError, TrainingStopped
+from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric, compute_all, metric_names
 from elmo_experiments.precision import autocast, warn_if_emulated
 from elmo_experiments.training.callbacks import Callback
@@ -125,12 +126,11 @@ class Trainer:
         """Resume from ``last.pt`` (a no-op when the run stopped before its first epoch)."""
         path = self.run_dir / "last.pt"
         if not path.is_file():
-            epochs = list(self.run_dir.glob("metrics_epoch_*.json"))
-            if epochs:
-                raise RunDirError(f"{path}: missing, though {len(epochs)} epochs were recorded; "
-                                  f"the run cannot resume (start it afresh with --force)")
-            logger.info("%s: no checkpoint yet (stopped before its first epoch ended): "
-                        "training from the start", path)
+            stale = [*self.run_dir.glob("metrics_epoch_*.json"), self.run_dir / "best.pt"]
+            for leftover in stale:  # from an epoch whose last.pt was never written
+                leftover.unlink(missing_ok=True)
+            logger.warning("%s: no resumable checkpoint (the run stopped before one was "
+                           "written): training from the start", path)
             return
         checkpoint = load_checkpoint(path)
         verify_checkpoint(checkpoint, path, "last", self.model, self.description)
@@ -221,6 +221,7 @@ class Trainer:
             bar.set_postfix(shown, refresh=False)
             for callback in self.callbacks:
                 callback.on_batch(epoch, batches, logs)
+            fault_point(f"trainer:epoch:{epoch + 1}:batch:{batches}")
             if self.stop_signal is not None:
                 self._stop_on_signal(epoch, {
                     "batches": batches, "loss": total_loss, "tokens": tokens,
