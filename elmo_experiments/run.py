@@ -26,14 +26,13 @@ from elmo_experiments.training.run_dir import (
     check_run_dir,
     describe,
     load_checkpoint,
-    prepare_run_dir,
-    start_or_recover,
     verify_checkpoint,
 )
-from elmo_experiments.training.run_identity import identity, record_start
+from elmo_experiments.training.run_identity import identity
 from elmo_experiments.training.session import (
     finish,
     fit,
+    open_run,
     seed_everything,
     set_up,
     setup_logging,
@@ -153,13 +152,8 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
                for split, data in indexed.items()}
     setup = set_up(model, experiment["trainer"], dataset_metric, extra_callbacks)
     # everything that can fail on the config or the data has been tried: now wipe or create
-    recover = prepare_run_dir(run_dir, force=force, recover=recover)
-    if not saved:
-        vocab.save(vocab_dir)
-    fault_point("run:vocabulary_saved")
-    start_or_recover(run_dir, experiment.raw, recover, source)  # config.json: the run exists
-    record_start(run_dir, what)
-    setup_logging(run_dir)
+    recover = open_run(run_dir, force, recover, experiment.raw, source, what,
+                       lambda: None if saved else vocab.save(vocab_dir))
     description = describe(experiment.raw, Vocabulary.digest(vocab_dir))
     logger.info("training on %d instances", len(indexed["train"]))
     trainer, best = fit(setup, loaders["train"], loaders.get("validation"),

@@ -1,7 +1,9 @@
-"""Fixtures shared by the whole suite: tiny random biLMs in the released layout."""
+"""Fixtures shared by the whole suite: tiny random biLMs in the released layout, and the
+embedded samples for a whole module."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,14 @@ from elmo_experiments.bilm.weights import write_random_weights
 def tiny_bilm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A randomly initialised tiny biLM in the released layout (seed 0)."""
     return write_random_weights(tmp_path_factory.mktemp("tiny_bilm"), TINY, seed=0)
+
+
+@pytest.fixture(scope="module")
+def samples_only() -> Iterator[None]:
+    """``ELMO_DATA_DIR`` unset for a module's runs: configs read the embedded samples."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("ELMO_DATA_DIR", raising=False)
+        yield
 
 
 @pytest.fixture(scope="session")

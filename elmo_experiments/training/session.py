@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import random
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,17 @@ import numpy as np
 import torch
 
 from elmo_experiments.errors import RunDirError
+from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.callbacks import Callback, JsonlLog
-from elmo_experiments.training.run_dir import load_checkpoint, verify_checkpoint, write_json
-from elmo_experiments.training.run_identity import record_end
+from elmo_experiments.training.run_dir import (
+    load_checkpoint,
+    prepare_run_dir,
+    start_or_recover,
+    verify_checkpoint,
+    write_json,
+)
+from elmo_experiments.training.run_identity import record_end, record_start
 from elmo_experiments.training.trainer import (
     Loader,
     Trainer,
@@ -81,6 +89,20 @@ def set_up(model: torch.nn.Module, settings: dict[str, Any],
     callbacks: list[Callback] = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]],
                                  *(extra_callbacks or [])]
     return Setup(model, optimizer, scheduler, callbacks, dataset_metric)
+
+
+def open_run(run_dir: Path, force: bool, recover: bool, config: dict[str, Any], source: str,
+             what: dict[str, Any], write_first: Callable[[], None]) -> bool:
+    """Wipe or create the run directory (``--force``/``--recover``), call ``write_first`` (the
+    vocabulary), then write ``config.json`` (from now on the run exists) and ``run.json``, and
+    log into ``out.log``. Returns whether the run resumes."""
+    recover = prepare_run_dir(run_dir, force=force, recover=recover)
+    write_first()
+    fault_point("run:vocabulary_saved")
+    start_or_recover(run_dir, config, recover, source)
+    record_start(run_dir, what)
+    setup_logging(run_dir)
+    return recover
 
 
 def fit(setup: Setup, train_loader: Loader, validation_loader: Loader | None,

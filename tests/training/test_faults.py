@@ -76,15 +76,9 @@ def _no_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+def reference(tmp_path_factory: pytest.TempPathFactory, samples_only: None) -> tuple[Path, dict]:
     run_dir = tmp_path_factory.mktemp("reference") / "run"
-    saved = os.environ.pop("ELMO_DATA_DIR", None)
-    try:
-        metrics = train(CONFIG, run_dir, overrides=FAST)
-    finally:
-        if saved is not None:
-            os.environ["ELMO_DATA_DIR"] = saved
-    return run_dir, metrics
+    return run_dir, train(CONFIG, run_dir, overrides=FAST)
 
 
 # ------------------------------------------------------------------ killed, then recovered

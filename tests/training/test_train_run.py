@@ -59,17 +59,9 @@ def _no_data_dir(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def reference_run(tmp_path_factory):
+def reference_run(tmp_path_factory, samples_only):
     run_dir = tmp_path_factory.mktemp("reference") / "run"
-    import os
-
-    saved = os.environ.pop("ELMO_DATA_DIR", None)
-    try:
-        metrics = train(CONFIG, run_dir, overrides=FAST)
-    finally:
-        if saved is not None:
-            os.environ["ELMO_DATA_DIR"] = saved
-    return run_dir, metrics
+    return run_dir, train(CONFIG, run_dir, overrides=FAST)
 
 
 def test_run_directory_contract(reference_run):

@@ -30,14 +30,13 @@ from elmo_experiments.training.run_dir import (
     check_run_dir,
     describe,
     load_checkpoint,
-    prepare_run_dir,
-    start_or_recover,
     verify_checkpoint,
 )
-from elmo_experiments.training.run_identity import identity, record_start
+from elmo_experiments.training.run_identity import identity
 from elmo_experiments.training.session import (
     finish,
     fit,
+    open_run,
     seed_everything,
     set_up,
     setup_logging,
@@ -196,15 +195,16 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
             shutil.rmtree(corpus.directory, ignore_errors=True)
         raise
     # everything that can fail on the config or the corpus has been tried: now wipe or create
-    recover = prepare_run_dir(run_dir, force=force, recover=recover)
+
+    def write_first() -> None:  # the corpus and the vocabulary, before config.json
+        if staged:
+            shutil.move(corpus.directory, run_dir / "corpus")
+        if not saved:
+            vocab.save(vocab_file)
+
+    recover = open_run(run_dir, force, recover, config, str(config_path), what, write_first)
     if staged:
-        shutil.move(corpus.directory, run_dir / "corpus")
         corpus = PreparedCorpus.load(run_dir / "corpus")
-    if not saved:
-        vocab.save(vocab_file)
-    start_or_recover(run_dir, config, recover, str(config_path))
-    record_start(run_dir, what)
-    setup_logging(run_dir)
     train_loader = LmLoader(corpus, "train", vocab, loader, seed, train=True)
     heldout = LmLoader(corpus, "heldout", vocab, loader, seed, train=False)
     description = describe(config, sha1_of(vocab_file))
