@@ -95,7 +95,7 @@ def export_bilm(run_dir: str, output_dir: str, weights: str, float16: bool) -> N
               help="the split to score when TEXT is a prepared corpus folder")
 @click.option("--max-sentence-length", type=int, default=60, show_default=True,
               help="longer sentences are cut into pieces, as in pretraining")
-@click.option("--batch-size", type=int, default=64, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 def perplexity(bilm: str, text: str, fmt: str, split: str, max_sentence_length: int,
                batch_size: int) -> None:
     """Exact-softmax perplexity of the exported biLM BILM (a directory or known name) on TEXT."""
@@ -173,7 +173,7 @@ def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
               "or a known name: small, medium, original, 5.5B")
 @click.option("--layers", type=click.Choice(["all", "top", "average"]), default="all",
               show_default=True)
-@click.option("--batch-size", type=int, default=64, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @click.option("--state", type=click.Choice(["stateless", "stateful", "warm"]),
               default="stateless", show_default=True)
 @click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32",

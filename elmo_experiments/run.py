@@ -14,7 +14,12 @@ import torch
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.registry import Spec
 from elmo_experiments.data.batching import InstanceLoader, index_instances
-from elmo_experiments.data.files import is_embedded_sample, provenance, resolve_data_path
+from elmo_experiments.data.files import (
+    is_embedded_sample,
+    provenance,
+    read_json,
+    resolve_data_path,
+)
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import RunDirError
 from elmo_experiments.experiment import Experiment, validate_experiment
@@ -176,7 +181,7 @@ def load_run(run_dir: str | Path, weights: str = "best.pt") -> Assembled:
     config_file = run_dir / "config.json"
     if not config_file.is_file():
         raise RunDirError(f"{run_dir}: not a run directory (no config.json)")
-    config = json.loads(config_file.read_text())
+    config = read_json(config_file)
     experiment = validate_experiment(config, source=str(config_file))
     reader = experiment.evaluation_reader.build()
     vocab = Vocabulary.load(run_dir / "vocabulary")

@@ -79,6 +79,9 @@ def verify_checksums(directory: Path) -> None:
         if not line.strip():
             continue
         expected, _, name = line.partition("  ")
+        if len(expected) != 64 or not name or "/" in name:
+            raise DataError(f"{listing}:{number}: not a `sha256sum` line (a 64-digit digest, "
+                            f"two spaces, a file name); the listing is damaged")
         path = directory / name
         if not path.is_file():
             raise DataError(f"{listing}:{number}: {name} is missing")

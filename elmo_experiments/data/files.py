@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import gzip
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -174,4 +175,28 @@ def write_lines(path: str | Path, lines: Iterable[str]) -> None:
 
 
 def read_lines(path: str | Path) -> list[str]:
-    return Path(path).read_text(encoding="utf-8").split("\n")[:-1]
+    """The lines ``write_lines`` wrote; a missing or non-UTF-8 file is a ``DataError``."""
+    try:
+        return Path(path).read_text(encoding="utf-8").split("\n")[:-1]
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing") from None
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text (byte {error.start})") from None
+
+
+def read_json(path: str | Path, kind: type = dict) -> Any:
+    """A JSON file whose top level is a ``kind`` (dict or list); anything else (missing,
+    truncated, not JSON, another shape) is a ``DataError`` naming the file."""
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing") from None
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}:{error.lineno}: not valid JSON ({error.msg}); the file is "
+                        f"damaged") from None
+    if not isinstance(value, kind):
+        raise DataError(f"{path}: expected a JSON {'object' if kind is dict else 'list'}, got "
+                        f"{type(value).__name__}; the file is damaged")
+    return value

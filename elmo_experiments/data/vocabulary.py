@@ -9,7 +9,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from elmo_experiments.data.files import read_lines, sha1_of, write_lines
+from elmo_experiments.data.files import read_json, read_lines, sha1_of, write_lines
 from elmo_experiments.errors import DataError
 from elmo_experiments.faults import fault_point
 
@@ -117,7 +117,10 @@ class Vocabulary:
         if not listing.is_file():
             raise DataError(f"{directory}: not a saved vocabulary (no namespaces.json)")
         vocab = cls()
-        for namespace in json.loads(listing.read_text()):
+        namespaces = read_json(listing, list)
+        if not all(isinstance(n, str) and n and "/" not in n for n in namespaces):
+            raise DataError(f"{listing}: expected a list of namespace names; the file is damaged")
+        for namespace in namespaces:
             tokens = read_lines(directory / f"{namespace}.txt")
             vocab._index_to_token[namespace] = tokens
             vocab._token_to_index[namespace] = {t: i for i, t in enumerate(tokens)}

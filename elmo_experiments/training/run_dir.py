@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.data.files import atomic_write, write_error
+from elmo_experiments.data.files import atomic_write, read_json, write_error
 from elmo_experiments.errors import RunDirError
 
 logger = logging.getLogger("elmo_experiments")
@@ -52,6 +52,8 @@ def check_run_dir(path: str | Path, force: bool = False, recover: bool = False) 
     path = Path(path)
     if force and recover:
         raise RunDirError("--force and --recover exclude each other")
+    if path.exists() and not path.is_dir():
+        raise RunDirError(f"{path}: a file, not a run directory")
     if path.is_dir() and nothing_durable(path):
         return  # a start killed before it wrote anything durable: it restarts
     if recover:
@@ -213,7 +215,7 @@ def start_or_recover(run_dir: Path, config: dict[str, Any], recover: bool, sourc
     """
     target = run_dir / "config.json"
     if recover:
-        saved = json.loads(target.read_text())
+        saved = read_json(target)
         differences = config_differences(saved, config)
         fixed = [d for d in differences if d not in EXTENSIBLE]
         if fixed:

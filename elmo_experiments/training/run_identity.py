@@ -8,7 +8,6 @@ the host, and the digest of every biLM the config names.
 
 from __future__ import annotations
 
-import json
 import platform
 import socket
 import time
@@ -18,7 +17,8 @@ from typing import Any
 import torch
 
 from elmo_experiments import __version__
-from elmo_experiments.data.files import sha256_of
+from elmo_experiments.data.files import read_json, sha256_of
+from elmo_experiments.errors import DataError
 from elmo_experiments.training.run_dir import write_json
 from elmo_experiments.version import code_version
 
@@ -61,10 +61,22 @@ def identity(source: str | Path, overrides: list[str] | None, ext_vars: dict[str
     }
 
 
+def read_record(run_dir: Path) -> dict[str, Any] | None:
+    """The run's ``run.json``, or None before it exists; a damaged one is a ``DataError``."""
+    path = run_dir / RUN_FILE
+    if not path.is_file():
+        return None
+    record = read_json(path)
+    if not isinstance(record.get("sessions"), list):
+        raise DataError(f"{path}: has no list of sessions; the file is damaged (repair or "
+                        f"delete it to resume)")
+    return record
+
+
 def record_start(run_dir: Path, what: dict[str, Any]) -> None:
     """Start (or, when the run resumes, continue) ``run.json``."""
     path = run_dir / RUN_FILE
-    record = json.loads(path.read_text()) if path.is_file() else {**what, "sessions": []}
+    record = read_record(run_dir) or {**what, "sessions": []}
     record["sessions"].append({
         "started": _now(), "ended": None, "code": code_version(), "host": socket.gethostname(),
         "versions": {"elmo_experiments": __version__, "torch": torch.__version__,
@@ -78,6 +90,7 @@ def record_end(run_dir: Path) -> None:
     path = run_dir / RUN_FILE
     if not path.is_file():
         return
-    record = json.loads(path.read_text())
+    record = read_record(run_dir)
+    assert record is not None
     record["ended"] = record["sessions"][-1]["ended"] = _now()
     write_json(path, record)

@@ -28,7 +28,7 @@ from elmo_experiments.training.run_dir import (
     verify_checkpoint,
     write_json,
 )
-from elmo_experiments.training.run_identity import record_end, record_start
+from elmo_experiments.training.run_identity import read_record, record_end, record_start
 from elmo_experiments.training.trainer import (
     Loader,
     Trainer,
@@ -96,6 +96,10 @@ def open_run(run_dir: Path, force: bool, recover: bool, config: dict[str, Any], 
     """Wipe or create the run directory (``--force``/``--recover``), call ``write_first`` (the
     vocabulary), then write ``config.json`` (from now on the run exists) and ``run.json``, and
     log into ``out.log``. Returns whether the run resumes."""
+    if recover and (run_dir / "config.json").is_file():
+        read_record(run_dir)  # a damaged run.json or best.pt stops the resumption before
+        if (run_dir / "best.pt").is_file():  # anything changes
+            load_checkpoint(run_dir / "best.pt")
     recover = prepare_run_dir(run_dir, force=force, recover=recover)
     write_first()
     fault_point("run:vocabulary_saved")

@@ -140,6 +140,9 @@ class Trainer:
             self.scheduler.load_state_dict(checkpoint["scheduler"])
         self.state = TrainState(**checkpoint["state"])
         self.partial = checkpoint.get("partial")
+        best = self.run_dir / "best.pt"
+        if best.is_file():  # found damaged now, not after the remaining epochs
+            verify_checkpoint(load_checkpoint(best), best, "best", self.model, self.description)
         self._refill_caches()
         torch.set_rng_state(checkpoint["torch_rng"])
         where = (f"batch {self.partial['batches']} of epoch {self.state.epoch + 1}"

@@ -329,10 +329,11 @@ def write_options(tmp_path: Path, data: object) -> Path:
 
 @pytest.mark.parametrize(("edit", "pattern"), [
     (lambda d: d.pop("char_cnn"), r"missing key 'char_cnn'"),
-    (lambda d: d["lstm"].pop("dim"), r"missing key 'dim'"),
-    (lambda d: d["char_cnn"].pop("embedding"), r"missing key 'embedding'"),
-    (lambda d: d["char_cnn"].__setitem__("filters", [[1]]), r"malformed options"),
-    (lambda d: d["lstm"].__setitem__("dim", "wide"), r"malformed options"),
+    (lambda d: d["lstm"].pop("dim"), r"missing key 'lstm\.dim'"),
+    (lambda d: d["char_cnn"].pop("embedding"), r"missing key 'char_cnn\.embedding'"),
+    (lambda d: d["char_cnn"].__setitem__("filters", [[1]]),
+     r"char_cnn\.filters must be a list of \[width, count\] pairs"),
+    (lambda d: d["lstm"].__setitem__("dim", "wide"), r"lstm\.dim must be int, got 'wide'"),
     (lambda d: d["char_cnn"].__setitem__("activation", "sigmoid"),
      r"char_cnn\.activation 'sigmoid' is not relu/tanh"),
     (lambda d: d["char_cnn"].__setitem__("max_characters_per_token", 60),
@@ -348,7 +349,7 @@ def test_options_errors(tmp_path: Path, edit, pattern: str) -> None:  # type: ig
 
 
 def test_options_not_an_object(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match=r"options\.json: malformed options"):
+    with pytest.raises(DataError, match=r"options\.json: expected a JSON object, got list"):
         BilmOptions.load(write_options(tmp_path, [1, 2]))
 
 

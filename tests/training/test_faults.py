@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -396,3 +397,53 @@ def test_weights_holding_nan_are_refused(tiny_bilm_dir: Path, tmp_path: Path) ->
     with pytest.raises(DataError, match=r"dataset CNN_proj/W_proj holds NaN or infinite"):
         load_bilm(folder / "options.json", folder / "weights.hdf5")
 
+
+
+@pytest.mark.parametrize(("damage", "command", "problem"), [
+    (("run.json", "[]"), "recover", r"run\.json: expected a JSON object, got list"),
+    (("run.json", "{}"), "recover", r"run\.json: has no list of sessions"),
+    (("run.json", '{"ses'), "recover", r"run\.json:1: not valid JSON"),
+    (("config.json", '{"data'), "evaluate", r"config\.json:1: not valid JSON"),
+    (("vocabulary/namespaces.json", '{"a": 1}'), "evaluate",
+     r"namespaces\.json: expected a JSON list"),
+    (("vocabulary/tokens.txt", b"\xff\xfe"), "evaluate", r"tokens\.txt: not UTF-8 text"),
+    (("best.pt", b"not a checkpoint"), "recover", r"best\.pt: not a readable checkpoint"),
+])
+def test_damaged_run_files_are_named_before_anything_changes(
+        finished: Path, damage: tuple[str, str | bytes], command: str, problem: str) -> None:
+    name, content = damage
+    path = finished / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    config_before = (finished / "config.json").read_bytes()
+    args = (train_args(finished, "--recover", "-o", "trainer.num_epochs=4")
+            if command == "recover"
+            else ["evaluate", str(finished), str(ROOT / "tasks/ner/sample/test.txt")])
+    message = one_line_error(cli(*args))
+    assert re.search(problem, message), message
+    assert (finished / "config.json").read_bytes() == config_before
+    assert not (finished / "metrics_epoch_4.json").exists()
+
+
+@pytest.mark.parametrize(("key", "value", "problem"), [
+    ("use_skip_connections", "false", r"lstm\.use_skip_connections must be bool, got 'false'"),
+    ("n_layers", 2.5, r"lstm\.n_layers must be int, got 2\.5"),
+    ("cell_clip", "3.0", r"lstm\.cell_clip must be float, got '3\.0'"),
+    ("dim", "16", r"lstm\.dim must be int, got '16'"),
+])
+def test_options_of_the_wrong_type_are_refused(tiny_bilm_dir: Path, tmp_path: Path, key: str,
+                                               value: object, problem: str) -> None:
+    from elmo_experiments.bilm.options import BilmOptions
+
+    options = json.loads((tiny_bilm_dir / "options.json").read_text())
+    options["lstm"][key] = value
+    path = tmp_path / "options.json"
+    path.write_text(json.dumps(options))
+    with pytest.raises(DataError, match=problem):
+        BilmOptions.load(path)
+
+
+def test_a_run_directory_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    path.write_text("mine")
+    assert "a file, not a run directory" in one_line_error(cli(*train_args(path)))
+    assert path.read_text() == "mine"

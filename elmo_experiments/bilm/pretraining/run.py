@@ -23,7 +23,7 @@ from elmo_experiments.bilm.weights import load_weights, save_weights, weights_di
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec
 from elmo_experiments.config.validate import Validator
-from elmo_experiments.data.files import atomic_write, sha1_of
+from elmo_experiments.data.files import atomic_write, read_json, sha1_of
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
@@ -229,7 +229,7 @@ def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt"
     config_file = run_dir / "config.json"
     if not config_file.is_file():
         raise RunDirError(f"{run_dir}: not a run directory (no config.json)")
-    config = json.loads(config_file.read_text())
+    config = read_json(config_file)
     values = validate_pretrain(config, str(config_file))
     vocab = SoftmaxVocabulary.load(run_dir / VOCAB_FILE)
     model = values["model"].build(vocab_size=len(vocab), seed=0)
