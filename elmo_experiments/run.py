@@ -21,7 +21,7 @@ from elmo_experiments.data.files import (
     resolve_data_path,
 )
 from elmo_experiments.data.vocabulary import Vocabulary
-from elmo_experiments.errors import RunDirError
+from elmo_experiments.errors import DataError, RunDirError
 from elmo_experiments.experiment import Experiment, validate_experiment
 from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
@@ -150,8 +150,14 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
              else build_vocabulary(reader, datasets["train"], experiment["vocabulary"]))
     model = build_model(experiment, reader, vocab)
     dataset_metric = build_dataset_metric(experiment, evaluation_reader, vocab)
-    indexed = {split: index_instances(data, reader.fields, vocab, source=str(paths[split]))
-               for split, data in datasets.items()}
+    try:
+        indexed = {split: index_instances(data, reader.fields, vocab, source=str(paths[split]))
+                   for split, data in datasets.items()}
+    except DataError as error:
+        if not saved:
+            raise
+        raise DataError(f"{vocab_dir}: the run's saved vocabulary does not fit its data (was "
+                        f"it changed?): {error}") from None
     loaders = {split: InstanceLoader(data, reader.fields, experiment["data_loader"], seed,
                                      train=split == "train")
                for split, data in indexed.items()}

@@ -97,9 +97,10 @@ def open_run(run_dir: Path, force: bool, recover: bool, config: dict[str, Any], 
     vocabulary), then write ``config.json`` (from now on the run exists) and ``run.json``, and
     log into ``out.log``. Returns whether the run resumes."""
     if recover and (run_dir / "config.json").is_file():
-        read_record(run_dir)  # a damaged run.json or best.pt stops the resumption before
-        if (run_dir / "best.pt").is_file():  # anything changes
-            load_checkpoint(run_dir / "best.pt")
+        read_record(run_dir)  # a damaged run.json or checkpoint stops the resumption before
+        for name in ("last.pt", "best.pt"):  # anything changes
+            if (run_dir / name).is_file():
+                load_checkpoint(run_dir / name)
     recover = prepare_run_dir(run_dir, force=force, recover=recover)
     write_first()
     fault_point("run:vocabulary_saved")

@@ -139,6 +139,8 @@ class Trainer:
         if self.scheduler is not None and checkpoint["scheduler"] is not None:
             self.scheduler.load_state_dict(checkpoint["scheduler"])
         self.state = TrainState(**checkpoint["state"])
+        for record in self.state.history:  # rewritten: a damaged epoch file is repaired
+            write_json(self.run_dir / f"metrics_epoch_{record['epoch']}.json", record)
         self.partial = checkpoint.get("partial")
         best = self.run_dir / "best.pt"
         if best.is_file():  # found damaged now, not after the remaining epochs

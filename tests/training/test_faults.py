@@ -447,3 +447,28 @@ def test_a_run_directory_that_is_a_file_is_refused(tmp_path: Path) -> None:
     path.write_text("mine")
     assert "a file, not a run directory" in one_line_error(cli(*train_args(path)))
     assert path.read_text() == "mine"
+
+
+def test_a_damaged_last_pt_stops_the_resumption_before_anything_changes(finished: Path) -> None:
+    (finished / "last.pt").write_bytes(b"not a checkpoint")
+    before = {name: (finished / name).read_bytes() for name in ("config.json", "run.json")}
+    message = one_line_error(cli(*train_args(finished, "--recover", "-o",
+                                             "trainer.num_epochs=4")))
+    assert "last.pt: not a readable checkpoint" in message
+    assert {name: (finished / name).read_bytes() for name in before} == before
+
+
+def test_recovery_rewrites_a_damaged_epoch_record(finished: Path) -> None:
+    path = finished / "metrics_epoch_2.json"
+    good = json.loads(path.read_text())
+    path.write_text(path.read_text()[:40])
+    result = cli(*train_args(finished, "--recover"))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(path.read_text()) == good
+
+
+def test_a_changed_label_vocabulary_on_recovery_names_the_vocabulary(finished: Path) -> None:
+    labels = finished / "vocabulary" / "labels.txt"
+    labels.write_text("\n".join(labels.read_text().splitlines()[:3]) + "\n")
+    message = one_line_error(cli(*train_args(finished, "--recover")))
+    assert "vocabulary: the run's saved vocabulary does not fit its data" in message
