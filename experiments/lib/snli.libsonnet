@@ -2,7 +2,8 @@
 // ELMO_SIZE=cpu selects the CPU-sized variant (tasks/snli/README.md); default: the paper's.
 // Train here is the 1% sample of SNLI (5,498 labelled pairs); dev and test are complete.
 local data = import 'data.libsonnet';
-local cpu = std.native('env')('ELMO_SIZE') == 'cpu';
+local switches = import 'switches.libsonnet';
+local cpu = switches.choice('ELMO_SIZE', ['paper', 'cpu'], 'paper') == 'cpu';
 local hidden = if cpu then 100 else 300;
 {
   cpu: cpu,

@@ -1,7 +1,8 @@
 // The SST-5 BCN pieces (PAPER.md section 5, SST-5), shared by the SST configs.
 // ELMO_SIZE=cpu selects the CPU-sized variant (tasks/sst5/README.md); default: the paper's.
 local data = import 'data.libsonnet';
-local cpu = std.native('env')('ELMO_SIZE') == 'cpu';
+local switches = import 'switches.libsonnet';
+local cpu = switches.choice('ELMO_SIZE', ['paper', 'cpu'], 'paper') == 'cpu';
 local indexers = { tokens: { type: 'single_id', lowercase_tokens: false } };
 {
   cpu: cpu,

@@ -221,3 +221,12 @@ def test_ext_vars_reach_std_native_env(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("ELMO_DATA_DIR", "/elsewhere")  # an explicit ext var wins
     assert load_config(config, ext_vars={"ELMO_DATA_DIR": str(tmp_path)})[
         "train_data_path"].startswith(str(tmp_path))
+
+
+@pytest.mark.parametrize("config", ["sst5.jsonnet", "snli_baseline.jsonnet"])
+def test_an_unknown_switch_value_is_an_error_not_the_default(config: str,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    monkeypatch.setenv("ELMO_SIZE", "cpuu")
+    with pytest.raises(ConfigError, match=r"ELMO_SIZE=cpuu is not one of paper, cpu"):
+        load_config(PROJECT_ROOT / "experiments" / config)
