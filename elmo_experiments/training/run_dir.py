@@ -132,12 +132,14 @@ def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
     atomic_write(path, write)
 
 
-def load_checkpoint(path: str | Path) -> dict[str, Any]:
+def load_checkpoint(path: str | Path, mmap: bool = False) -> dict[str, Any]:
+    """A checkpoint's contents; ``mmap`` maps the tensors instead of reading them (a cheap
+    check that the file is whole and readable)."""
     path = Path(path)
     if not path.is_file():
         raise RunDirError(f"{path}: no such checkpoint")
     try:
-        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except Exception as error:  # not a checkpoint: pickle, zip or torch errors
         raise RunDirError(f"{path}: not a readable checkpoint ({type(error).__name__})") from None
     if not isinstance(checkpoint, dict) or "model" not in checkpoint:

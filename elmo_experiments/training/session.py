@@ -100,7 +100,7 @@ def open_run(run_dir: Path, force: bool, recover: bool, config: dict[str, Any], 
         read_record(run_dir)  # a damaged run.json or checkpoint stops the resumption before
         for name in ("last.pt", "best.pt"):  # anything changes
             if (run_dir / name).is_file():
-                load_checkpoint(run_dir / name)
+                load_checkpoint(run_dir / name, mmap=True)
     recover = prepare_run_dir(run_dir, force=force, recover=recover)
     write_first()
     fault_point("run:vocabulary_saved")

@@ -142,9 +142,6 @@ class Trainer:
         for record in self.state.history:  # rewritten: a damaged epoch file is repaired
             write_json(self.run_dir / f"metrics_epoch_{record['epoch']}.json", record)
         self.partial = checkpoint.get("partial")
-        best = self.run_dir / "best.pt"
-        if best.is_file():  # found damaged now, not after the remaining epochs
-            verify_checkpoint(load_checkpoint(best), best, "best", self.model, self.description)
         self._refill_caches()
         torch.set_rng_state(checkpoint["torch_rng"])
         where = (f"batch {self.partial['batches']} of epoch {self.state.epoch + 1}"
