@@ -10,11 +10,12 @@ import torch
 
 from elmo_experiments.bilm.activation_cache import ActivationCache
 from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
-from elmo_experiments.bilm.pretrained import resolve_weights, weights_problem
+from elmo_experiments.bilm.pretrained import resolve_bilm, source_problem, weights_problem
 from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix
 from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.config.registry import PROBABILITY, Param, register
+from elmo_experiments.data.files import file_problem
 from elmo_experiments.errors import ConfigError, ConfigValueError
 from elmo_experiments.modules.embedders.stack import Embedded
 from elmo_experiments.precision import PRECISIONS
@@ -30,21 +31,20 @@ CACHE_PARAMS = (
 class ElmoTokenEmbedder(torch.nn.Module):
     """Returns ``Embedded``: the first mix (the input placement), and the later mixes as values.
 
-    Each mix is its own ``ScalarMix`` (PAPER.md section 4: separate s and γ per placement).
+    Each mix is its own ``ScalarMix`` (Peters et al. 2018, §3.3: separate s and γ per placement).
     With ``at_input: false`` ELMo is at the output only: the input part is empty (width 0) and
     every mix is an extra representation.
     """
 
-    def __init__(self, weights: str, mixes: list[dict[str, Any]], dropout: float = 0.5,
+    def __init__(self, weights: str | None, mixes: list[dict[str, Any]], dropout: float = 0.5,
                  requires_grad: bool = False, state: str = "stateless",
                  warmup_file: str | None = None, cache: dict[str, Any] | None = None,
-                 char_cache: bool = True, at_input: bool = True, precision: str = "fp32"
-                 ) -> None:
+                 char_cache: bool = True, at_input: bool = True, precision: str = "fp32",
+                 options_file: str | None = None, weight_file: str | None = None) -> None:
         super().__init__()
         if not mixes:
             raise ConfigValueError("mixes: at least one scalar mix (placement) is needed")
-        options_file, weight_file = resolve_weights(weights)
-        bilm = load_bilm(options_file, weight_file)
+        bilm = load_bilm(*resolve_bilm(weights, options_file, weight_file))
         bilm.requires_grad_(requires_grad)
         warmup = None
         if warmup_file is not None:
@@ -148,8 +148,11 @@ register(
     "token_embedder",
     "elmo",
     params=[
-        Param("weights", str, doc="directory with options.json + weights.hdf5, or a known name",
-              check=weights_problem),
+        Param("weights", str, None, check=weights_problem,
+              doc="a directory holding one *options.json and one *weights.hdf5, or a known "
+                  "name (shipped or released)"),
+        Param("options_file", str, None, check=file_problem, doc="as in AllenNLP"),
+        Param("weight_file", str, None, check=file_problem, doc="as in AllenNLP"),
         Param("mixes", fields=MIX_PARAMS, sequence=True, default=[{}],
               doc="one scalar-mix config per placement (input, then output)"),
         Param("dropout", float, 0.5, bounds=PROBABILITY),
@@ -162,4 +165,5 @@ register(
         Param("precision", str, "fp32", choices=PRECISIONS,
               doc="biLM inference precision; bf16 is fast only on CPUs with bf16 matrix units"),
     ],
+    check=source_problem,
 )(ElmoTokenEmbedder)

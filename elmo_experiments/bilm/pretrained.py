@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from elmo_experiments.bilm.weights import OPTIONS_FILE, WEIGHTS_FILE
-from elmo_experiments.data.files import sha1_of, sha256_of
+from elmo_experiments.data.files import file_problem, sha1_of, sha256_of
 from elmo_experiments.errors import DataError
 
 _BASE = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
@@ -110,8 +110,8 @@ def _download(url: str, target: Path, sha1: str | None, folder: Path) -> None:
             raise DataError(f"{url}: checksum mismatch (expected {sha1})")
         os.replace(tmp, target)
     except OSError as error:
-        raise DataError(f"cannot download {url} ({error}); put {OPTIONS_FILE} and "
-                        f"{WEIGHTS_FILE} into {folder}") from None
+        raise DataError(f"cannot download {url} ({error}); offline? put the released "
+                        f"files ({target.name} and its pair) into {folder}") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -125,13 +125,33 @@ def _local_folder(spec: str) -> Path:
     return path
 
 
+def folder_files(folder: Path) -> tuple[Path, Path] | str:
+    """(options, weights) in ``folder``: ``options.json`` + ``weights.hdf5``, or else the one
+    ``*options.json`` and the one ``*weights.hdf5`` under any names (the released files keep
+    theirs); a one-line problem when either is missing or ambiguous."""
+    found: list[Path] = []
+    for canonical, pattern in ((OPTIONS_FILE, "*options.json"), (WEIGHTS_FILE, "*weights.hdf5")):
+        if (folder / canonical).is_file():
+            found.append(folder / canonical)
+            continue
+        matches = sorted(p for p in folder.glob(pattern) if p.is_file())
+        if not matches:
+            return f"{folder}: biLM directory lacks {canonical} (or any {pattern})"
+        if len(matches) > 1:
+            return (f"{folder}: biLM directory holds several {pattern} "
+                    f"({', '.join(p.name for p in matches)}); give options_file and "
+                    f"weight_file instead")
+        found.append(matches[0])
+    return found[0], found[1]
+
+
 def weights_problem(spec: str) -> str | None:
     """What makes ``spec`` unusable as biLM weights, checked without reading or downloading:
     a directory lacking a file, or neither a directory nor a known name; None if usable."""
     path = _local_folder(spec)
     if path.is_dir():
-        lacking = [n for n in (OPTIONS_FILE, WEIGHTS_FILE) if not (path / n).is_file()]
-        return f"{path}: biLM directory lacks {lacking[0]}" if lacking else None
+        files = folder_files(path)
+        return files if isinstance(files, str) else None
     if spec in KNOWN:
         return None
     known = ", ".join([*shipped(), *sorted(KNOWN)])
@@ -139,19 +159,53 @@ def weights_problem(spec: str) -> str | None:
             f"({known})")
 
 
+def source_problem(params: dict[str, object]) -> str | None:
+    """A component check: biLM weights come from ``weights`` or from ``options_file`` +
+    ``weight_file`` (AllenNLP's names), exactly one of the two."""
+    pair = [params.get("options_file"), params.get("weight_file")]
+    if params.get("weights") is not None:
+        return "give weights or options_file + weight_file, not both" if any(pair) else None
+    if not all(pair):
+        return ("biLM weights missing: give weights (a directory or a known name) or both "
+                "options_file and weight_file")
+    return None
+
+
+def resolve_bilm(weights: str | None = None, options_file: str | None = None,
+                 weight_file: str | None = None) -> tuple[Path, Path]:
+    """(options, weights) from a ``weights`` spec, or from the two files named directly."""
+    problem = source_problem({"weights": weights, "options_file": options_file,
+                              "weight_file": weight_file})
+    if problem:
+        raise DataError(problem)
+    if weights is not None:
+        return resolve_weights(weights)
+    assert options_file is not None and weight_file is not None
+    for name in (options_file, weight_file):
+        problem = file_problem(name)
+        if problem:
+            raise DataError(problem)
+    return Path(options_file).expanduser(), Path(weight_file).expanduser()
+
+
 def resolve_weights(spec: str) -> tuple[Path, Path]:
-    """(options.json, weights.hdf5) for a directory, a shipped biLM or a released name
-    (downloaded once)."""
+    """(options, weights) for a directory, a shipped biLM or a released name (downloaded once,
+    kept under the released files' names)."""
     problem = weights_problem(spec)
     if problem:
         raise DataError(problem)
     path = _local_folder(spec)
     if path.is_dir():
         verify_checksums(path)
-        return path / OPTIONS_FILE, path / WEIGHTS_FILE
+        files = folder_files(path)
+        assert not isinstance(files, str)
+        return files
     released = KNOWN[spec]
     folder = cache_root() / spec
-    options, weights = folder / OPTIONS_FILE, folder / WEIGHTS_FILE
+    options = folder / f"{released.stem}_options.json"
+    weights = folder / f"{released.stem}_weights.hdf5"
+    if (folder / OPTIONS_FILE).is_file() and (folder / WEIGHTS_FILE).is_file():
+        return folder / OPTIONS_FILE, folder / WEIGHTS_FILE  # a cache from before
     if not options.is_file():
         _download(released.url("options.json"), options, released.options_sha1, folder)
     if not weights.is_file():

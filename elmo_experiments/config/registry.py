@@ -85,6 +85,7 @@ class Entry:
     builder: Callable[..., Any]
     params: tuple[Param, ...]
     context: tuple[str, ...] = ()
+    check: Callable[[dict[str, Any]], str | None] | None = None  # across params, or None
 
 
 @dataclass
@@ -113,15 +114,20 @@ _REGISTRY: dict[str, dict[str, Entry]] = {}
 
 
 def register(
-    category: str, name: str, params: list[Param] | tuple[Param, ...], context: tuple[str, ...] = ()
+    category: str,
+    name: str,
+    params: list[Param] | tuple[Param, ...],
+    context: tuple[str, ...] = (),
+    check: Callable[[dict[str, Any]], str | None] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``builder`` under ``category``/``name`` with its declared parameters."""
+    """Register ``builder`` under ``category``/``name`` with its declared parameters;
+    ``check`` names a problem among the values together (e.g. two ways to give one thing)."""
 
     def decorate(builder: Callable[..., Any]) -> Callable[..., Any]:
         entries = _REGISTRY.setdefault(category, {})
         if name in entries and entries[name].builder is not builder:
             raise ValueError(f"{category} {name!r} is registered twice")
-        entries[name] = Entry(category, name, builder, tuple(params), context)
+        entries[name] = Entry(category, name, builder, tuple(params), context, check)
         return builder
 
     return decorate

@@ -122,4 +122,8 @@ class Validator:
             self.problems.append(f"{_join(path, 'type')}: {entry}")
             return None
         rest = {k: v for k, v in config.items() if k != "type"}
-        return Spec(entry, self.fields(rest, entry.params, path), path, raw=config)
+        values = self.fields(rest, entry.params, path)
+        problem = entry.check(values) if entry.check is not None else None
+        if problem:
+            self.problems.append(f"{path}: {problem}")
+        return Spec(entry, values, path, raw=config)

@@ -34,6 +34,20 @@ def resolve_data_path(path: str | Path) -> Path:
     raise DataError(f"{path}: no such data file{hint}")
 
 
+def file_problem(path: str) -> str | None:
+    """A ``Param.check``: the file must exist."""
+    return None if Path(path).expanduser().is_file() else f"{path}: no such file"
+
+
+def data_file_problem(path: str) -> str | None:
+    """A ``Param.check``: the data file (or its ``.gz``) must exist."""
+    try:
+        resolve_data_path(path)
+    except DataError as error:
+        return str(error)
+    return None
+
+
 def iter_lines(path: str | Path, max_bytes: int | None = None,
                limit_name: str = "max_line_length") -> Iterator[tuple[int, str]]:
     """(line number, text) of a UTF-8 file, gunzipping ``.gz``; a leading BOM is dropped.

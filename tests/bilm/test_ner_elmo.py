@@ -102,5 +102,7 @@ def test_run_json_records_the_bilm_digest(runs, tiny_bilm_dir: Path) -> None:
 
     record = json.loads((runs["input"] / "run.json").read_text())
     digest = weights_digest(tiny_bilm_dir / "options.json", tiny_bilm_dir / "weights.hdf5")
-    assert record["bilm"] == [{"weights": str(tiny_bilm_dir), "sha1": digest}]
+    assert record["bilm"] == [{"weights": str(tiny_bilm_dir), "sha1": digest,
+                               "options": str((tiny_bilm_dir / "options.json").resolve()),
+                               "weight_file": str((tiny_bilm_dir / "weights.hdf5").resolve())}]
     assert record["environment_read"]["ELMO_WEIGHTS"] == str(tiny_bilm_dir)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from elmo_experiments.config.registry import Param, register
-from elmo_experiments.data.files import iter_lines, resolve_data_path
+from elmo_experiments.data.files import data_file_problem, iter_lines, resolve_data_path
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 
@@ -76,7 +76,8 @@ register(
     params=[
         Param("embedding_dim", int),
         Param("vocab_namespace", str, "tokens"),
-        Param("pretrained_file", str, None),
+        Param("pretrained_file", str, None, check=data_file_problem,
+              doc="word vectors (GloVe text format, .gz too)"),
         Param("trainable", bool, True),
     ],
     context=("vocab",),
