@@ -1,4 +1,4 @@
-// NER with ELMo at the input: BiLSTM-CRF on CoNLL-2003 (PAPER.md section 5), λ = 0.1, dropout 0.5.
+// NER with ELMo at the input: BiLSTM-CRF on CoNLL-2003 (Peters et al. 2018, §4), λ = 0.1, dropout 0.5.
 //   ELMO_WEIGHTS=/path/to/bilm elmo-exp train experiments/ner.jsonnet -s runs/ner
 //   ELMO_DATA_DIR=/path/to/data ELMO_WEIGHTS=... elmo-exp train experiments/ner.jsonnet -s runs/ner
 // Paper (original biLM, test F1): 92.22 ± 0.10; baseline 90.15.

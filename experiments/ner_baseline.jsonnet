@@ -1,4 +1,4 @@
-// NER baseline: BiLSTM-CRF on CoNLL-2003, no ELMo (PAPER.md section 5).
+// NER baseline: BiLSTM-CRF on CoNLL-2003, no ELMo (Peters et al. 2018, section 4; docs/paper.md).
 //   elmo-exp train experiments/ner_baseline.jsonnet -s runs/ner_baseline
 //   ELMO_DATA_DIR=/path/to/data elmo-exp train experiments/ner_baseline.jsonnet -s runs/ner_baseline
 // Paper (Senna 50d vectors, test F1): 90.15. Ours (random 50d vectors, 2 CPU cores, seed 13370):

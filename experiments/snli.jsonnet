@@ -1,5 +1,5 @@
 // SNLI with ELMo at the input and the output of the encoding BiLSTM, layer norm, λ = 0.001,
-// L2 1e-4 on the weight matrices, 50% dropout after the attention (PAPER.md section 5).
+// L2 1e-4 on the weight matrices, 50% dropout after the attention (Peters et al. 2018, section 4).
 //   ELMO_WEIGHTS=/path/to/bilm elmo-exp train experiments/snli.jsonnet -s runs/snli
 //   ELMO_DATA_DIR=/path/to/data ELMO_WEIGHTS=... elmo-exp train experiments/snli.jsonnet -s runs/snli
 // ELMo at one placement: -o 'model.token_embedders.elmo.mixes=[{"l2":0.001,"layer_norm":true}]'

@@ -1,4 +1,4 @@
-// SNLI baseline: ESIM, no ELMo (PAPER.md section 5). Accuracy over the three labels.
+// SNLI baseline: ESIM, no ELMo (Peters et al. 2018, section 4). Accuracy over the three labels.
 //   elmo-exp train experiments/snli_baseline.jsonnet -s runs/snli_baseline
 //   ELMO_DATA_DIR=/path/to/data elmo-exp train experiments/snli_baseline.jsonnet -s runs/snli_baseline
 // CPU-sized variant (100-d, 10 epochs): ELMO_SIZE=cpu; see tasks/snli/README.md.

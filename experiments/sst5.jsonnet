@@ -1,4 +1,4 @@
-// SST-5 with ELMo at the input and the integrator's output, λ = 0.001 (PAPER.md section 5).
+// SST-5 with ELMo at the input and the integrator's output, λ = 0.001 (Peters et al. 2018, §4).
 //   ELMO_WEIGHTS=/path/to/bilm elmo-exp train experiments/sst5.jsonnet -s runs/sst5
 //   ELMO_DATA_DIR=/path/to/data ELMO_WEIGHTS=... elmo-exp train experiments/sst5.jsonnet -s runs/sst5
 // CPU-sized variant: ELMO_SIZE=cpu. ELMo at the input only: -o 'model.token_embedders.elmo.mixes=[{"l2":0.001}]';

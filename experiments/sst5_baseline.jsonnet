@@ -1,4 +1,4 @@
-// SST-5 baseline: BCN, no ELMo (PAPER.md section 5). Fine-grained sentence accuracy.
+// SST-5 baseline: BCN, no ELMo (Peters et al. 2018, section 4). Fine-grained sentence accuracy.
 //   elmo-exp train experiments/sst5_baseline.jsonnet -s runs/sst5_baseline
 //   ELMO_DATA_DIR=/path/to/data elmo-exp train experiments/sst5_baseline.jsonnet -s runs/sst5_baseline
 // CPU-sized variant (100-d BiLSTMs, 12 epochs): ELMO_SIZE=cpu; see tasks/sst5/README.md.

@@ -1,4 +1,4 @@
-"""The task-specific scalar mix of biLM layers: γ · Σ_j s_j h_j (PAPER.md section 3)."""
+"""The task-specific scalar mix of biLM layers: γ · Σ_j s_j h_j (Peters et al. 2018, §3.2)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ class ScalarMix(torch.nn.Module):
         self.scalar_parameters = torch.nn.Parameter(torch.zeros(num_layers),
                                                     requires_grad=mode == "learned")
         self.register_buffer("fixed_weights", fixed)
-        if trainable_gamma is None:  # fixed mixing weights freeze w and γ (ELMO_FORMAT.md)
+        if trainable_gamma is None:  # fixed mixing weights freeze w and γ (docs/paper.md)
             trainable_gamma = mode in ("learned", "last", "layer")
         self.gamma = torch.nn.Parameter(torch.ones(1), requires_grad=trainable_gamma)
 

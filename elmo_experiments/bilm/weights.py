@@ -1,7 +1,7 @@
 """Reading and writing biLM weights in the released layout (``options.json`` + ``weights.hdf5``).
 
 Dataset names, shapes, the TF gate order [i, j, f, o], the forget bias left out of the file and
-``char_embed`` without its padding row are described in the project's ELMO_FORMAT notes.
+``char_embed`` without its padding row are described in docs/paper.md, section 9.
 """
 
 from __future__ import annotations

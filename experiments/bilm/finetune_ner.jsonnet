@@ -1,4 +1,4 @@
-// Domain fine-tuning (PAPER.md supplement A.1): continue a biLM on the NER training text (labels
+// Domain fine-tuning (Peters et al. 2018, suppl. A.1): continue a biLM on the NER training text (labels
 // ignored) for one pass, then use it frozen in experiments/ner.jsonnet.
 //   ELMO_DATA_DIR=/path/to/data elmo-exp pretrain experiments/bilm/finetune_ner.jsonnet \
 //       -s runs/bilm_ner --init-from runs/bilm_small/bilm

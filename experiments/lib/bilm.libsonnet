@@ -1,4 +1,4 @@
-// Shared pieces of the biLM pretraining configs (PAPER.md section 2; ELMO_FORMAT.md).
+// Shared pieces of the biLM pretraining configs (Peters et al. 2018, section 3; docs/paper.md).
 {
   // The released architectures, in options.json terms.
   original: { cell_dim: 4096, projection_dim: 512, n_highway: 2, char_embedding_dim: 16,

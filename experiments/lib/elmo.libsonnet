@@ -1,4 +1,4 @@
-// The ELMo token embedder and its indexer (PAPER.md sections 3-4).
+// The ELMo token embedder and its indexer (Peters et al. 2018, section 3; docs/paper.md).
 // Weights: $ELMO_WEIGHTS (a directory with options.json + weights.hdf5, or a released name:
 // small, medium, original, 5.5B), default 'small'.
 local env = std.native('env');

@@ -1,4 +1,4 @@
-// The CoNLL-2003 BiLSTM-CRF pieces (PAPER.md section 5, NER), shared by the NER configs.
+// The CoNLL-2003 BiLSTM-CRF pieces (Peters et al. 2018, section 4, NER), shared by the NER configs.
 local data = import 'data.libsonnet';
 {
   reader: {

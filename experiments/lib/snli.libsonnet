@@ -1,4 +1,4 @@
-// The SNLI ESIM pieces (PAPER.md section 5, SNLI), shared by the SNLI configs.
+// The SNLI ESIM pieces (Peters et al. 2018, section 4, SNLI), shared by the SNLI configs.
 // ELMO_SIZE=cpu selects the CPU-sized variant (tasks/snli/README.md); default: the paper's.
 // Train here is the 1% sample of SNLI (5,498 labelled pairs); dev and test are complete.
 local data = import 'data.libsonnet';

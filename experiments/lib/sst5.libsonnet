@@ -1,4 +1,4 @@
-// The SST-5 BCN pieces (PAPER.md section 5, SST-5), shared by the SST configs.
+// The SST-5 BCN pieces (Peters et al. 2018, section 4, SST-5), shared by the SST configs.
 // ELMO_SIZE=cpu selects the CPU-sized variant (tasks/sst5/README.md); default: the paper's.
 local data = import 'data.libsonnet';
 local switches = import 'switches.libsonnet';

@@ -441,7 +441,7 @@ def test_empty_sentences_in_a_cached_batch(tiny_bilm_dir: Path) -> None:
 
 
 def test_layer_norm_statistics_include_the_sentence_boundaries(tiny_bilm_dir: Path) -> None:
-    """Mixing happens before BOS/EOS are dropped (ELMO_FORMAT.md, forward step 6)."""
+    """Mixing happens before BOS/EOS are dropped (docs/paper.md, section 3)."""
     from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
     from elmo_experiments.bilm.scalar_mix import masked_layer_norm
 

@@ -1,4 +1,4 @@
-"""The fixture biLM reproduces the reference outputs of the released tooling (ELMO_FORMAT.md).
+"""The fixture biLM reproduces the reference outputs of the released tooling (docs/paper.md §9).
 
 Fixtures live outside the repo (``$ELMO_FIXTURES_DIR``); every test
 here is skipped when they are absent.
@@ -24,7 +24,7 @@ from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
 
 REPO = Path(__file__).resolve().parents[2]
-REFERENCE_ATOL = 1e-6  # the fixtures' own tolerance (ELMO_FORMAT.md); we are at ~9.5e-7
+REFERENCE_ATOL = 1e-6  # the fixtures' own tolerance (docs/paper.md §9); we are at ~9.5e-7
 LEGACY_ATOL = 1e-5  # legacy/ was made by an older PyTorch implementation; we are at ~1.4e-6
 
 
@@ -67,7 +67,7 @@ def test_stateful_batches_reproduce_lm_embeddings(bilm, sentences, fixtures_dir)
 
 
 def test_stateless_matches_the_first_batch_only(bilm, sentences, fixtures_dir) -> None:
-    """State matters: without carrying it, only batch 0 matches (ELMO_FORMAT.md)."""
+    """State matters: without carrying it, only batch 0 matches (docs/paper.md, section 9)."""
     runner = BilmRunner(bilm, "stateless")
     diffs = []
     for i in (0, 1):

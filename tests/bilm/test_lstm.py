@@ -37,7 +37,7 @@ def test_autograd_and_inference_paths_agree():
 
 
 def test_one_step_by_hand():
-    """z = [x, h] W + B with gates [i, j, f, o]; c and h as in ELMO_FORMAT.md."""
+    """z = [x, h] W + B with gates [i, j, f, o]; c and h as in the released biLMs."""
     layer = _layer(None)
     x, h0, c0 = torch.randn(1, 1, 6), torch.randn(1, 4), torch.randn(1, 10)
     with torch.no_grad():

@@ -135,8 +135,8 @@ def test_mixing_weights_are_frozen_outside_learned_mode(case: str) -> None:
     mix(layers, mask).sum().backward()
     assert mix.scalar_parameters.grad is None
     assert "scalar_parameters" not in {n for n, p in mix.named_parameters() if p.requires_grad}
-    # Fixed mixing weights freeze γ too (ELMO_FORMAT.md); the one-layer modes keep it learned
-    # (PAPER.md: without γ the last-only variant trains badly).
+    # Fixed mixing weights freeze γ too (docs/paper.md §3); the one-layer modes keep it learned
+    # (Peters et al. 2018, supplement A.2: without γ the last-only variant trains badly).
     assert mix.gamma.requires_grad == (config["mode"] in ("last", "layer"))
 
 

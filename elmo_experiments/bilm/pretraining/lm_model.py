@@ -1,4 +1,4 @@
-"""The joint forward + backward LM objective of PAPER.md section 2, on the project's biLM.
+"""The joint forward + backward LM objective (Peters et al. 2018, §3.1) on the project's biLM.
 
 The character token encoder and the softmax are shared by both directions; each direction has
 its own LSTM stack. Training may sample the softmax; evaluation is always the exact softmax.

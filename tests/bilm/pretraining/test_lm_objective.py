@@ -1,4 +1,4 @@
-"""The joint LM objective of PAPER.md section 2 against a brute-force log-likelihood.
+"""The joint LM objective (Peters et al. 2018, section 3.1) against a brute-force log-likelihood.
 
 The reference is computed here without the model's target shifting or masking: every forward
 prediction runs the biLM on the prefix ``<S> t_1 .. t_k`` alone and every backward prediction on

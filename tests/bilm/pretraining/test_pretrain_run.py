@@ -283,7 +283,7 @@ def test_evaluation_sets_need_their_own_names(names: list[str]) -> None:
 def test_fine_tuning_on_task_text_keeps_the_softmax_vocabulary(runs, tmp_path: Path,
                                                                 monkeypatch) -> None:
     """--init-from on another corpus (NER text, labels ignored) adopts the biLM's vocabulary,
-    so its softmax carries over (PAPER.md supplement A.1)."""
+    so its softmax carries over (Peters et al. 2018, supplement A.1)."""
     monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
     export = runs["straight"] / "bilm"
     tuned = tmp_path / "tuned_on_ner"
