@@ -189,6 +189,21 @@ def embed(input_file: str, output_file: str, weights: str, layers: str, batch_si
     click.echo(f"{output_file}: {count} sentences", err=True)
 
 
+@cli.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False))
+@click.option("-o", "--output", default="plot.png", show_default=True,
+              type=click.Path(dir_okay=False), help="the figure: .png, .pdf or .svg")
+@click.option("--what", type=click.Choice(["curves", "layers", "both"]), default="both",
+              show_default=True, help="training curves, learned ELMo layer weights, or both "
+              "(both: layer weights only where a run has ELMo)")
+def plot(run_dirs: tuple[str, ...], output: str, what: str) -> None:
+    """Plot the runs RUN_DIRS side by side from their metrics files (loss and validation
+    metric per epoch; the best epoch's normalised ELMo layer weights and γ)."""
+    from elmo_experiments.analysis.plots import plot_runs
+
+    click.echo(f"{plot_runs(list(run_dirs), output, what)}", err=True)
+
+
 @cli.group()
 def score() -> None:
     """Score predictions with a task's official metric."""
@@ -209,6 +224,67 @@ def score_ner(path: str, iobes: bool) -> None:
     from elmo_experiments.metrics.span_f1 import conlleval_report
 
     click.echo(conlleval_report(path, iobes=iobes), nl=False)
+
+
+@cli.group()
+def data() -> None:
+    """Fetch the public data sets into $ELMO_DATA_DIR; say where the others go."""
+
+
+ROOT_OPTION = click.option("--root", type=click.Path(file_okay=False),
+                           help="data root (default $ELMO_DATA_DIR)")
+
+
+@data.command("download")
+@click.argument("names", nargs=-1, required=True)
+@ROOT_OPTION
+def data_download(names: tuple[str, ...], root: str | None) -> None:
+    """Download and extract the data sets NAMES (`all`: every downloadable one)."""
+    from elmo_experiments.data.download import download
+
+    targets = download(names, root, log=lambda message: click.echo(message, err=True))
+    click.echo(f"{len(targets)} files and folders in place", err=True)
+
+
+@data.command("where")
+@click.argument("name")
+@ROOT_OPTION
+def data_where(name: str, root: str | None) -> None:
+    """Print where each file of NAME goes and how to obtain it."""
+    from elmo_experiments.data.download import where
+
+    click.echo(where(name, root))
+
+
+@data.command("list")
+def data_list() -> None:
+    """Print every data set: name, whether it downloads, licence, title."""
+    from elmo_experiments.data.download import listing
+
+    click.echo(listing())
+
+
+def _include_packages(context: click.Context, param: click.Parameter,
+                      names: tuple[str, ...]) -> None:
+    from elmo_experiments.plugins import include_package
+
+    for name in names:
+        include_package(name)
+
+
+def _add_plugin_option(group: click.Group) -> None:
+    """``--include-package`` on every command: imported before the command runs."""
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            _add_plugin_option(command)
+            continue
+        command.params.append(click.Option(
+            ["--include-package"], multiple=True, expose_value=False, is_eager=True,
+            callback=_include_packages, metavar="MODULE",
+            help="import MODULE (and its submodules) first: your readers, models, metrics"))
+
+
+_add_plugin_option(cli)
 
 
 def main() -> None:

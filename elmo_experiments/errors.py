@@ -23,6 +23,10 @@ class DataError(ElmoError):
     """Malformed or missing data; the message names the file and line."""
 
 
+class PluginError(ElmoError):
+    """A user's module (``--include-package``, an installed plugin) that cannot be imported."""
+
+
 class RunDirError(ElmoError):
     """A run directory that cannot be used as asked (exists, missing, incompatible)."""
 
