@@ -127,43 +127,65 @@ def validate(config: str, overrides: tuple[str, ...], ext_vars: tuple[str, ...])
                f"reader {experiment.reader.entry.name})")
 
 
+DEVICE_OPTION = click.option("--device", default="cpu", show_default=True,
+                             help="cpu, cuda, cuda:N, or auto (a GPU when there is one)")
+RUN_ARGUMENT = click.argument("run_dir", metavar="RUN", type=click.Path(exists=True))
+
+
 @cli.command()
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@RUN_ARGUMENT
 @click.argument("data_file", type=click.Path(dir_okay=False))
 @click.option("--weights", default="best.pt", show_default=True, help="checkpoint in RUN_DIR")
+@DEVICE_OPTION
 @click.option("--predictions", type=click.Path(dir_okay=False), help="write JSON lines here")
 @click.option("--official-output", "--conlleval", "official_output",
               type=click.Path(dir_okay=False),
               help="write the predictions in the official scorer's format here (the config's "
                    "dataset_metric: conlleval's `token gold predicted` lines for NER)")
-def evaluate(run_dir: str, data_file: str, weights: str, predictions: str | None,
+def evaluate(run_dir: str, data_file: str, weights: str, device: str, predictions: str | None,
              official_output: str | None) -> None:
-    """Evaluate the model in RUN_DIR on DATA_FILE; print its metrics as JSON."""
+    """Evaluate the model of RUN (a run directory or a model.tar.gz) on DATA_FILE; print its
+    metrics as JSON."""
     from elmo_experiments.predict import evaluate_file
 
-    _print_json(evaluate_file(run_dir, data_file, weights, predictions, official_output))
+    _print_json(evaluate_file(run_dir, data_file, weights, predictions, official_output,
+                              device))
 
 
 @cli.command()
-@click.argument("run_dir", type=click.Path(file_okay=False))
+@RUN_ARGUMENT
 @click.argument("input_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--text", "raw_text", is_flag=True,
               help="INPUT is raw text (tokenised with spaCy, split into sentences)")
 @click.option("--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @click.option("--weights", default="best.pt", show_default=True)
+@DEVICE_OPTION
 def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
-            weights: str) -> None:
-    """Predict for INPUT (a data file, or raw text with --text); write JSON lines.
+            weights: str, device: str) -> None:
+    """Predict with RUN (a run directory or a model.tar.gz) for INPUT (a data file, or raw
+    text with --text); write JSON lines.
 
     Taggers give each token's tag; classifiers the label and every label's probability.
     """
     from elmo_experiments.predict import predict_lines
 
-    records = list(predict_lines(run_dir, input_file, raw_text, weights))  # fail before writing
+    records = list(predict_lines(run_dir, input_file, raw_text, weights, device))
     with contextlib.ExitStack() as stack:
         handle = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
         for record in records:
             handle.write(json.dumps(record) + "\n")
+
+
+@cli.command()
+@click.argument("run_dir", type=click.Path(file_okay=False, exists=True))
+@click.option("--output", type=click.Path(dir_okay=False),
+              help="default RUN_DIR/model.tar.gz")
+@click.option("--weights", default="best.pt", show_default=True, help="checkpoint in RUN_DIR")
+def archive(run_dir: str, output: str | None, weights: str) -> None:
+    """(Re)write the run's self-contained model.tar.gz (training writes one at its end)."""
+    from elmo_experiments.training.archive import write_archive
+
+    click.echo(f"archive: {write_archive(run_dir, weights, output)}", err=True)
 
 
 @cli.command()

@@ -18,10 +18,11 @@ from elmo_experiments.training.evaluation import evaluate
 
 def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "best.pt",
                   predictions_path: str | None = None,
-                  official_path: str | None = None) -> dict[str, Any]:
-    """Metrics of the run's model on ``data_file`` (its dataset_metric's too); optionally write
-    its predictions as JSON lines and in the official scorer's format."""
-    run = load_run(run_dir, weights)
+                  official_path: str | None = None, device: str = "cpu") -> dict[str, Any]:
+    """Metrics of the run's model (a run directory or an archive) on ``data_file`` (its
+    dataset_metric's too); optionally write its predictions as JSON lines and in the official
+    scorer's format."""
+    run = load_run(run_dir, weights, device)
     if official_path and run.dataset_metric is None:
         raise ConfigError(["dataset_metric: not set, so this run has no official output "
                            "format to write"], source=str(run_dir))
@@ -59,9 +60,9 @@ def _loader(run: Assembled, instances: list[dict[str, Any]], source: str) -> Ins
 
 
 def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,
-                  weights: str = "best.pt") -> Iterator[dict[str, Any]]:
+                  weights: str = "best.pt", device: str = "cpu") -> Iterator[dict[str, Any]]:
     """Predictions for every sentence of ``input_path``, in input order."""
-    run = load_run(run_dir, weights)
+    run = load_run(run_dir, weights, device)
     instances = _read_input(input_path, raw_text, run.reader)
     predictions: list[dict[str, Any]] = []
     loader = _loader(run, instances, input_path)

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from elmo_experiments.config.loader import load_config
+from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import Spec
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.files import (
@@ -21,10 +22,12 @@ from elmo_experiments.data.files import (
     resolve_data_path,
 )
 from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.devices import resolve_device
 from elmo_experiments.errors import DataError, RunDirError
 from elmo_experiments.experiment import Experiment, validate_experiment
 from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
+from elmo_experiments.training.archive import extract_archive, loading_config, write_archive
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
@@ -120,7 +123,7 @@ def train(
     happens before the run directory is touched, so ``--force`` never wipes a run for nothing.
     """
     reads: dict[str, str] = {}
-    config = load_config(config_path, ext_vars, overrides, reads)
+    config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
     run_dir = Path(serialization_dir)
     check_run_dir(run_dir, force=force, recover=recover)
@@ -178,17 +181,24 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
         logger.info("test: %s", json.dumps({k: round(v, 4) for k, v in test.items()
                                              if isinstance(v, float) and "-" not in k}))
     metrics["data"] = data_record
-    return finish(trainer, run_dir, metrics)
+    metrics = finish(trainer, run_dir, metrics)
+    if (run_dir / "best.pt").is_file():
+        logger.info("archive: %s", write_archive(run_dir))
+    return metrics
 
 
-def load_run(run_dir: str | Path, weights: str = "best.pt") -> Assembled:
-    """Rebuild a trained model from its run directory (config, vocabulary, weights)."""
+def load_run(run_dir: str | Path, weights: str = "best.pt", device: str = "cpu") -> Assembled:
+    """Rebuild a trained model from a run directory or a ``model.tar.gz`` archive (config,
+    vocabulary, weights), on ``device`` (cpu, cuda, cuda:N, auto)."""
     run_dir = Path(run_dir)
+    if run_dir.is_file():
+        run_dir, weights = extract_archive(run_dir), "best.pt"
     config_file = run_dir / "config.json"
     if not config_file.is_file():
-        raise RunDirError(f"{run_dir}: not a run directory (no config.json)")
+        raise RunDirError(f"{run_dir}: not a run directory (no config.json) nor a model "
+                          f"archive")
     config = read_json(config_file)
-    experiment = validate_experiment(config, source=str(config_file))
+    experiment = validate_experiment(loading_config(config, run_dir), source=str(config_file))
     reader = experiment.evaluation_reader.build()
     vocab = Vocabulary.load(run_dir / "vocabulary")
     model = build_model(experiment, reader, vocab)
@@ -198,5 +208,6 @@ def load_run(run_dir: str | Path, weights: str = "best.pt") -> Assembled:
                       describe(config, Vocabulary.digest(run_dir / "vocabulary")))
     model.load_state_dict(checkpoint["model"])
     model.eval()
+    model.to(resolve_device(device, "--device"))
     return Assembled(experiment, reader, vocab, model,
                      build_dataset_metric(experiment, reader, vocab))

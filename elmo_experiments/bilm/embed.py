@@ -11,13 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.data.files import iter_lines, write_error
+from elmo_experiments.progress import progress as progress_display
 
 LAYER_CHOICES = ("all", "top", "average")
 
@@ -68,7 +68,8 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
         raise write_error(output_path, error) from None
     tmp = Path(name)
     try:
-        with tqdm(total=total, disable=not progress, unit="sentence") as bar:
+        with progress_display(total=total, enabled=progress, unit="sentence",
+                              leave=True) as bar:
             for lines in _batches(input_path, batch_size):
                 tokens = [line.split() for line in lines]
                 with torch.no_grad():

@@ -1,4 +1,5 @@
-"""Trainer callbacks: a JSON-lines log (always on) and Weights & Biases (optional, offline)."""
+"""Trainer callbacks: a JSON-lines log (always on), TensorBoard events (on unless
+``trainer.tensorboard: false``) and Weights & Biases (optional, offline)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,83 @@ class JsonlLog:
 
     def on_end(self, metrics: dict[str, Any]) -> None:
         self._write("end", metrics=metrics)
+
+
+class TensorBoardLog:
+    """TensorBoard events in ``RUN_DIR/tensorboard/``; a one-line warning and nothing else
+    when the ``tensorboard`` package is missing.
+
+    ``batch/*``: the running training loss (and watched metric) every ``every`` batches, at
+    the run-wide batch number. ``training/*``, ``validation/*``, ``epoch/*`` (learning rate,
+    duration): every numeric figure of an epoch's record, at the epoch number. ``elmo/*``:
+    each scalar mix's normalised layer weights and γ per epoch. Steps are absolute, so a
+    resumed run continues them; its new event file hides the earlier file's events from the
+    batch it resumes at on (those batches are trained again).
+    """
+
+    def __init__(self, every: int = 10) -> None:
+        self.every = every
+        self.directory: Path | None = None
+        self.writer: Any = None
+        self.batches_per_epoch = 0
+        self.at_input: dict[str, bool] = {}
+
+    def set_batches_per_epoch(self, count: int) -> None:
+        """Called by the trainer before training: numbers batches across epochs."""
+        self.batches_per_epoch = count
+
+    def on_start(self, run_dir: Path, config: dict[str, Any]) -> None:
+        try:
+            from torch.utils.tensorboard import SummaryWriter  # noqa: F401
+        except ImportError:
+            logger.warning("tensorboard is not installed (pip install -e .[viz]): no TensorBoard "
+                           "events are written")
+            return
+        from elmo_experiments.analysis.mixes import config_at_input
+
+        self.directory = run_dir / "tensorboard"
+        self.at_input = config_at_input(config)
+
+    def _open(self, step: int) -> Any:
+        """The writer, opened at the first event; ``step``: the first step it writes."""
+        if self.writer is None and self.directory is not None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            resumed = self.directory.is_dir() and any(self.directory.glob("events.out.*"))
+            self.writer = SummaryWriter(str(self.directory), purge_step=step if resumed else None)
+        return self.writer
+
+    def on_batch(self, epoch: int, batch: int, logs: dict[str, float]) -> None:
+        step = epoch * self.batches_per_epoch + batch
+        writer = self._open(step)
+        if writer is not None and step % self.every == 0:
+            for key, value in logs.items():
+                writer.add_scalar(f"batch/{key}", value, step)
+            writer.flush()
+
+    def on_epoch(self, epoch: int, metrics: dict[str, Any]) -> None:
+        writer = self._open(epoch * self.batches_per_epoch + 1)
+        if writer is None:
+            return
+        for key, value in metrics.items():
+            if key == "epoch" or isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            split, _, name = key.partition("_")
+            tag = f"{split}/{name}" if split in ("training", "validation") else f"epoch/{key}"
+            writer.add_scalar(tag, value, epoch)
+        from elmo_experiments.analysis.mixes import mix_weights
+
+        for mix in mix_weights(metrics.get("elmo_mixes") or {}, self.at_input):
+            prefix = f"elmo/{mix.module}/{mix.placement.replace(' ', '_')}"
+            for layer, weight in enumerate(mix.weights):
+                writer.add_scalar(f"{prefix}/layer_{layer}", weight, epoch)
+            writer.add_scalar(f"{prefix}/gamma", mix.gamma, epoch)
+        writer.flush()
+
+    def on_end(self, metrics: dict[str, Any]) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
 
 
 class WandbCallback:

@@ -194,8 +194,9 @@ def verify_checkpoint(checkpoint: dict[str, Any], path: Path, kind: str,
                               f"{shape} (another model, or a vocabulary that changed)")
 
 
-# Keys a recovered run may change: how long it trains, not what it trains.
-EXTENSIBLE = ("trainer.num_epochs", "trainer.patience", "trainer.progress_bar")
+# Keys a recovered run may change: how long and where it trains, not what it trains.
+EXTENSIBLE = ("trainer.num_epochs", "trainer.patience", "trainer.progress_bar",
+              "trainer.tensorboard", "trainer.device", "trainer.cuda_device")
 
 
 def config_differences(old: Any, new: Any, path: str = "") -> list[str]:

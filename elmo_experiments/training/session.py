@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from elmo_experiments.devices import trainer_device
 from elmo_experiments.errors import RunDirError
 from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
-from elmo_experiments.training.callbacks import Callback, JsonlLog
+from elmo_experiments.training.callbacks import Callback, JsonlLog, TensorBoardLog
 from elmo_experiments.training.run_dir import (
     load_checkpoint,
     prepare_run_dir,
@@ -34,7 +35,6 @@ from elmo_experiments.training.trainer import (
     Trainer,
     build_scheduler,
     check_validation_metric,
-    training_device,
 )
 from elmo_experiments.version import code_version
 
@@ -80,13 +80,15 @@ def set_up(model: torch.nn.Module, settings: dict[str, Any],
            extra_callbacks: list[Callback] | None = None) -> Setup:
     """Everything that can still fail on the config (the device, optimizer and scheduler
     values, the validation metric's name), tried before a ``--force`` wipes anything."""
-    model.to(training_device(settings["device"]))
+    model.to(trainer_device(settings))
     optimizer = settings["optimizer"].build(
         parameters=[p for p in model.parameters() if p.requires_grad])
     scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,
                                 settings["validation_metric"])
     check_validation_metric(model, dataset_metric, settings["validation_metric"])
-    callbacks: list[Callback] = [JsonlLog(), *[spec.build() for spec in settings["callbacks"]],
+    callbacks: list[Callback] = [JsonlLog(),
+                                 *([TensorBoardLog()] if settings.get("tensorboard", True) else []),
+                                 *[spec.build() for spec in settings["callbacks"]],
                                  *(extra_callbacks or [])]
     return Setup(model, optimizer, scheduler, callbacks, dataset_metric)
 

@@ -16,13 +16,15 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
+from elmo_experiments.analysis.mixes import format_mix, mix_weights
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, positive, suggest
+from elmo_experiments.devices import DEVICE_DOC
 from elmo_experiments.errors import ConfigError, TrainingStopped
 from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric, compute_all, metric_names
 from elmo_experiments.precision import autocast, warn_if_emulated
+from elmo_experiments.progress import progress
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.evaluation import Loader, evaluate
 from elmo_experiments.training.run_dir import (
@@ -50,7 +52,10 @@ TRAINER_PARAMS = (
     Param("learning_rate_scheduler", component="lr_scheduler", default=None),
     Param("callbacks", component="callback", sequence=True, default=[]),
     Param("progress_bar", bool, True),
-    Param("device", str, "cpu", doc="torch device to train on, e.g. cpu, cuda, cuda:1"),
+    Param("tensorboard", bool, True, doc="write TensorBoard events into RUN_DIR/tensorboard/ "
+          "(needs the tensorboard package: pip install -e .[viz])"),
+    Param("device", str, "auto", doc=f"torch device to train on: {DEVICE_DOC}"),
+    Param("cuda_device", int, None, doc="AllenNLP's name: -1 the CPU, N the N-th GPU"),
     Param("amp", str, None, choices=("bf16",), doc="mixed precision: products in bf16 under "
           "autocast; weights, optimizer state and loss stay fp32"),
 )
@@ -183,11 +188,11 @@ class Trainer:
                 metric.reset()
                 metric.merge(state)
         total_loss, batches, skipped = partial["loss"], partial["batches"], partial["skipped"]
-        bar = tqdm(
+        bar = progress(
             islice(self.train_loader.batches(epoch), batches, None),
-            total=len(self.train_loader), initial=batches,
+            total=len(self.train_loader), initial=batches, unit="batch",
             desc=f"epoch {epoch + 1}/{self.settings['num_epochs']}",
-            disable=not self.settings["progress_bar"], leave=False, dynamic_ncols=True,
+            enabled=self.settings["progress_bar"],
         )
         device = next(self.model.parameters()).device
         tokens, start = partial["tokens"], time.perf_counter() - partial["elapsed"]
@@ -278,6 +283,9 @@ class Trainer:
                                 self.settings["validation_metric"])
         warn_if_emulated(self.settings.get("amp") or "fp32",
                          next(self.model.parameters()).device.type)
+        for callback in self.callbacks:  # optional hook: callbacks that number batches run-wide
+            if hasattr(callback, "set_batches_per_epoch"):
+                callback.set_batches_per_epoch(len(self.train_loader))
         with stop_signals(self):
             self._epochs()
         return self.state.history[self.state.best_epoch - 1] if self.state.best_epoch else {}
@@ -311,7 +319,8 @@ class Trainer:
             mixes = mix_reports(self.model)
             if mixes:
                 record["elmo_mixes"] = mixes
-                logger.info("ELMo layer weights: %s", mixes)
+                for mix in mix_weights(mixes, mix_placements(self.model)):
+                    logger.info(format_mix(mix))
             if self._is_better(value):
                 self.state.best_value, self.state.best_epoch = value, epoch + 1
                 self.state.bad_epochs = 0
@@ -355,22 +364,6 @@ def check_validation_metric(model: torch.nn.Module, dataset_metric: DatasetMetri
                            f"{name!r}{suggest(name, known)}"])
 
 
-def training_device(name: str) -> torch.device:
-    """The ``trainer.device`` to train on; a one-line config error if this machine lacks it."""
-    try:
-        device = torch.device(name)
-    except RuntimeError:
-        raise ConfigError([f"trainer.device: {name!r} is not a device name (cpu, cuda, "
-                           f"cuda:1, ...)"]) from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError([f"trainer.device: {name!r}, but CUDA is not available here"])
-    if device.type == "cuda" and device.index is not None and \
-            device.index >= torch.cuda.device_count():
-        raise ConfigError([f"trainer.device: {name!r}, but this machine has "
-                           f"{torch.cuda.device_count()} CUDA devices"])
-    return device
-
-
 @contextmanager
 def stop_signals(trainer: Trainer) -> Iterator[None]:
     """While training, SIGINT and SIGTERM ask the trainer to stop after the current batch
@@ -397,6 +390,12 @@ def mix_reports(model: torch.nn.Module) -> dict[str, list[dict[str, Any]]]:
     """Normalised layer weights and γ of every scalar mix in ``model``, by module name."""
     return {name: module.mix_report() for name, module in model.named_modules()
             if hasattr(module, "mix_report")}
+
+
+def mix_placements(model: torch.nn.Module) -> dict[str, bool]:
+    """Whether each scalar-mix owner's first mix is at the input (``at_input``), by name."""
+    return {name: bool(getattr(module, "at_input", True)) for name, module in
+            model.named_modules() if hasattr(module, "mix_report")}
 
 
 def build_scheduler(spec: Spec | None, optimizer: torch.optim.Optimizer, metric: str) -> Any:

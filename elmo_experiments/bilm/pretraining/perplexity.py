@@ -13,8 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.pretraining.corpus import PreparedCorpus, prepare_corpus
@@ -27,6 +25,7 @@ from elmo_experiments.bilm.pretraining.lm_data import (
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
 from elmo_experiments.bilm.weights import load_weights
 from elmo_experiments.errors import DataError
+from elmo_experiments.progress import progress
 from elmo_experiments.training.evaluation import evaluate
 
 
@@ -55,8 +54,8 @@ class _Progress:
         return len(self.loader)
 
     def batches(self, epoch: int) -> Iterator[dict[str, Any]]:
-        yield from tqdm(self.loader.batches(epoch), total=len(self.loader), unit="batch",
-                        disable=not self.show, leave=False)
+        yield from progress(self.loader.batches(epoch), total=len(self.loader), unit="batch",
+                            enabled=self.show)
 
 
 def perplexity(weights: str, text: str, fmt: str = "raw", split: str = "heldout",

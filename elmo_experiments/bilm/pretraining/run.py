@@ -21,6 +21,7 @@ from elmo_experiments.bilm.pretraining.lm_data import (
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
 from elmo_experiments.bilm.weights import load_weights, save_weights, weights_digest
 from elmo_experiments.config.loader import load_config
+from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.files import atomic_write, read_json, sha1_of
@@ -159,7 +160,7 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     The corpus is prepared (or checked) before the run directory is touched, so ``--force``
     never wipes a run for a corpus that cannot be read."""
     reads: dict[str, str] = {}
-    config = load_config(config_path, ext_vars, overrides, reads)
+    config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
     values = validate_pretrain(config, str(config_path))
     what = identity(config_path, overrides, ext_vars, reads, config)
     if init_dir:
