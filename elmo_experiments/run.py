@@ -94,7 +94,8 @@ def build_vocabulary(reader: Any, instances: list[dict[str, Any]],
 
 
 def _build(spec: Spec, reader: Any, vocab: Vocabulary) -> Any:
-    context = {"vocab": vocab, "label_encoding": getattr(reader, "label_encoding", None)}
+    context = {"vocab": vocab, "label_encoding": getattr(reader, "label_encoding", None),
+               "data_encoding": getattr(reader, "tag_scheme", None)}  # the file's own scheme
     return spec.build(**{key: context[key] for key in spec.entry.context})
 
 

@@ -8,7 +8,7 @@ import torch
 
 from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
 from elmo_experiments.data.batching import Batch
-from elmo_experiments.data.tag_schemes import allowed_transitions
+from elmo_experiments.data.tag_schemes import allowed_transitions, convert_tags, tags_to_spans
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
 from elmo_experiments.metrics.metric import Metric
@@ -21,6 +21,8 @@ class CrfTagger(torch.nn.Module):
     """Embedder stack -> encoder -> dropout -> linear tag scores -> CRF (constrained Viterbi).
 
     An ``elmo`` embedder with two mixes adds its second one to the encoder output: [h; ELMo].
+    It trains on ``label_encoding`` (BIOUL) tags but reports tags, span F1 and tag accuracy in
+    the data's own scheme (``data_encoding``, IOB1 for CoNLL-2003), as conlleval does.
     """
 
     def __init__(
@@ -29,6 +31,7 @@ class CrfTagger(torch.nn.Module):
         token_embedders: dict[str, Spec],
         encoder: Spec,
         label_encoding: str | None,
+        data_encoding: str | None = None,
         label_namespace: str = "labels",
         dropout: float = 0.5,
         constrain_crf_decoding: bool = True,
@@ -37,6 +40,8 @@ class CrfTagger(torch.nn.Module):
         super().__init__()
         self.vocab = vocab
         self.label_namespace = label_namespace
+        self.label_encoding = label_encoding
+        self.data_encoding = data_encoding or label_encoding
         self.embedder = EmbedderStack(
             {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()}
         )
@@ -50,7 +55,8 @@ class CrfTagger(torch.nn.Module):
             constraints = allowed_transitions(label_encoding, dict(enumerate(labels)))
         self.crf = ConditionalRandomField(len(labels), constraints, include_start_end_transitions)
         # with chunk labels conlleval's figures (its accuracy included), else tag accuracy
-        self.span_f1 = SpanF1() if label_encoding is not None else None
+        self.span_f1 = SpanF1(iobes=self.data_encoding == "BIOUL") \
+            if label_encoding is not None else None
         self.accuracy = CategoricalAccuracy()
         self.metrics: list[Metric] = [self.span_f1] if self.span_f1 else [self.accuracy]
 
@@ -79,9 +85,8 @@ class CrfTagger(torch.nn.Module):
         lengths = mask.sum(dim=1).tolist()
         gold_ids = [row[:n] for row, n in zip(tags.tolist(), lengths, strict=True)]
         if self.span_f1 is not None:
-            self.span_f1.update(
-                [self.decode_tags(g) for g in gold_ids], [self.decode_tags(p) for p in predicted]
-            )
+            self.span_f1.update([self.data_tags(self.decode_tags(g)) for g in gold_ids],
+                                [self.data_tags(self.decode_tags(p)) for p in predicted])
             return
         for gold, guess in zip(gold_ids, predicted, strict=True):
             self.accuracy.add(sum(g == p for g, p in zip(gold, guess, strict=True)), len(gold))
@@ -89,12 +94,32 @@ class CrfTagger(torch.nn.Module):
     def decode_tags(self, ids: list[int]) -> list[str]:
         return [self.vocab.token(self.label_namespace, i) for i in ids]
 
+    def data_tags(self, tags: list[str]) -> list[str]:
+        """``tags`` (in ``label_encoding``) in the data's own scheme."""
+        if self.label_encoding is None or self.data_encoding == self.label_encoding:
+            return tags
+        assert self.data_encoding is not None
+        return convert_tags(tags, self.label_encoding, self.data_encoding)
+
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]:
-        """One JSON-able record per sentence: its tokens and predicted tags."""
-        return [
-            {"tokens": meta["tokens"], "tags": self.decode_tags(ids)}
-            for meta, ids in zip(batch.metadata, output["predicted_ids"], strict=True)
-        ]
+        """One JSON-able record per sentence: its tokens, predicted tags (in the data's scheme)
+        and, for chunk tags, its spans, each with the CRF's probability of its tags."""
+        records = []
+        for row, (meta, ids) in enumerate(zip(batch.metadata, output["predicted_ids"],
+                                              strict=True)):
+            tags = self.decode_tags(ids)
+            record: dict[str, Any] = {"tokens": meta["tokens"], "tags": self.data_tags(tags)}
+            if self.label_encoding is not None:
+                spans = tags_to_spans(tags, self.label_encoding)
+                scores = self.crf.span_probabilities(
+                    output["logits"][row, : len(ids)],
+                    [(first, ids[first: last + 1]) for _, first, last in spans])
+                record["spans"] = [
+                    {"type": kind, "start": first, "end": last,
+                     "text": " ".join(meta["tokens"][first: last + 1]), "score": round(score, 6)}
+                    for (kind, first, last), score in zip(spans, scores, strict=True)]
+            records.append(record)
+        return records
 
 
 
@@ -109,5 +134,5 @@ register(
         Param("constrain_crf_decoding", bool, True),
         Param("include_start_end_transitions", bool, True),
     ],
-    context=("vocab", "label_encoding"),
+    context=("vocab", "label_encoding", "data_encoding"),
 )(CrfTagger)

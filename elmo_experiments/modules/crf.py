@@ -116,6 +116,26 @@ class ConditionalRandomField(nn.Module):
         return (log_numerator - log_partition).sum()
 
     @torch.no_grad()
+    def span_probabilities(self, logits: torch.Tensor,
+                           spans: list[tuple[int, list[int]]]) -> list[float]:
+        """For each ``(start, tag ids)``: the probability that the sentence's tags from
+        ``start`` on are exactly those, summed over every path (exact: the partition over the
+        paths that agree there, over the full partition). ``logits``: (seq, num_tags)."""
+        if not spans:
+            return []
+        dtype = torch.float64 if logits.dtype == torch.float64 else torch.float32
+        trans, start, end = (p.to(dtype) for p in self._potentials(_FORBIDDEN_SCORE))
+        rows = logits.detach().to(dtype).unsqueeze(0).repeat(len(spans) + 1, 1, 1)
+        for row, (first, ids) in enumerate(spans, start=1):  # row 0 stays free: the partition
+            for position, tag in enumerate(ids, start=first):
+                kept = rows[row, position, tag].clone()
+                rows[row, position] = float("-inf")
+                rows[row, position, tag] = kept
+        mask = torch.ones(rows.shape[:2], dtype=torch.bool, device=rows.device)  # (rows, seq)
+        log_z = self._log_partition(rows, mask, trans, start, end)
+        return (log_z[1:] - log_z[0]).exp().tolist()
+
+    @torch.no_grad()
     def viterbi_tags(
         self, logits: torch.Tensor, mask: torch.Tensor
     ) -> list[tuple[list[int], float]]:

@@ -14,23 +14,28 @@ from elmo_experiments.metrics.span_f1 import SpanF1
 
 class Conlleval:
     """conlleval.pl's precision, recall, F1 and tag accuracy over the predictions as written:
-    ``conlleval_f1`` etc. (``conlleval_f1-PER`` per type). BIOUL tags are written (and scored)
-    as IOB1, since conlleval.pl knows no L/U; other schemes as they are."""
+    ``conlleval_f1`` etc. (``conlleval_f1-PER`` per type). Tags are written in the data's own
+    scheme, or as IOB1 when that is BIOUL (conlleval.pl knows no L/U). Gold tags come in the
+    model's ``label_encoding``, predictions in the data's scheme (``data_encoding``)."""
 
     names = ("conlleval_precision", "conlleval_recall", "conlleval_f1", "conlleval_accuracy")
 
-    def __init__(self, label_encoding: str | None) -> None:
+    def __init__(self, label_encoding: str | None, data_encoding: str | None = None) -> None:
         self.label_encoding = label_encoding
+        self.data_encoding = data_encoding or label_encoding
+        self.written = "IOB1" if self.data_encoding == "BIOUL" else self.data_encoding
+
+    def _written(self, tags: list[str], scheme: str | None) -> list[str]:
+        if scheme is None or self.written is None or scheme == self.written:
+            return tags
+        return convert_tags(tags, scheme, self.written)
 
     def sentences(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
                   ) -> Iterator[tuple[list[str], list[str], list[str]]]:
         """(tokens, gold tags, predicted tags) per sentence, in the written scheme."""
         for instance, record in zip(instances, predictions, strict=True):
-            gold, guess = instance["tags"], record["tags"]
-            if self.label_encoding == "BIOUL":
-                gold = convert_tags(gold, "BIOUL", "IOB1")
-                guess = convert_tags(guess, "BIOUL", "IOB1")
-            yield instance["tokens"], gold, guess
+            yield (instance["tokens"], self._written(instance["tags"], self.label_encoding),
+                   self._written(record["tags"], self.data_encoding))
 
     def compute(self, instances: list[dict[str, Any]],
                 predictions: list[dict[str, Any]]) -> dict[str, float]:
@@ -48,4 +53,5 @@ class Conlleval:
                 handle.write("\n")
 
 
-register("dataset_metric", "conlleval", params=[], context=("label_encoding",))(Conlleval)
+register("dataset_metric", "conlleval", params=[],
+         context=("label_encoding", "data_encoding"))(Conlleval)

@@ -235,3 +235,21 @@ def test_without_start_end_transitions_has_no_such_parameters():
     crf = ConditionalRandomField(3, include_start_end_transitions=False)
     assert crf.start_transitions is None and crf.end_transitions is None
     assert {name for name, _ in crf.named_parameters()} == {"transitions"}
+
+
+@pytest.mark.parametrize("include_start_end", [True, False])
+@pytest.mark.parametrize(("num_tags", "constraints"), CASES)
+def test_span_probabilities_match_brute_force(num_tags, constraints, include_start_end):
+    crf = make_crf(num_tags, constraints, include_start_end, seed=4)
+    length = 4
+    torch.manual_seed(5)
+    logits = torch.randn(length, num_tags, dtype=torch.float64) * 2
+    paths = brute_force(crf, logits, length, constraints)
+    log_z = log_sum_exp(paths.values())
+    best = max(paths, key=paths.__getitem__)
+    spans = [(0, list(best[:2])), (1, list(best[1:4])), (3, [best[3]]), (2, list(best[2:4]))]
+    got = crf.span_probabilities(logits, spans)
+    for (first, ids), probability in zip(spans, got, strict=True):
+        agreeing = [s for p, s in paths.items() if list(p[first: first + len(ids)]) == ids]
+        assert probability == pytest.approx(math.exp(log_sum_exp(agreeing) - log_z), abs=1e-9)
+    assert crf.span_probabilities(logits, []) == []
