@@ -1,3 +1,20 @@
-"""elmo-experiments: contextual word representations (ELMo) and the task models that use them."""
+"""elmo-experiments: contextual word representations (ELMo) and the task models that use them.
+
+The Python API (``Elmo``, ``batch_to_ids``, ``load_archive``, ``Predictor``) is imported on
+first use, so that ``import elmo_experiments`` stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
 
 __version__ = "0.1.0"
+__all__ = ["Elmo", "Predictor", "batch_to_ids", "load_archive"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from elmo_experiments import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'elmo_experiments' has no attribute {name!r}")

@@ -63,8 +63,13 @@ def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,
                   weights: str = "best.pt", device: str = "cpu") -> Iterator[dict[str, Any]]:
     """Predictions for every sentence of ``input_path``, in input order."""
     run = load_run(run_dir, weights, device)
-    instances = _read_input(input_path, raw_text, run.reader)
+    yield from predictions_for(run, _read_input(input_path, raw_text, run.reader), input_path)
+
+
+def predictions_for(run: Assembled, instances: list[dict[str, Any]],
+                    source: str) -> list[dict[str, Any]]:
+    """The model's prediction record for each instance, in order."""
     predictions: list[dict[str, Any]] = []
-    loader = _loader(run, instances, input_path)
-    evaluate(run.model, loader, predictions)
-    yield from predictions
+    if instances:
+        evaluate(run.model, _loader(run, instances, source), predictions)
+    return predictions

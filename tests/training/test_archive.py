@@ -1,0 +1,165 @@
+"""model.tar.gz: written at the end of training, self-contained, usable from any directory;
+config paths made absolute; devices; the Python API over it."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from elmo_experiments.errors import ConfigError, DataError
+from elmo_experiments.predict import evaluate_file, predict_lines
+from elmo_experiments.run import train
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "tasks" / "ner" / "sample"
+FAST = ["trainer.num_epochs=1", "trainer.progress_bar=false", "data_loader.batch_size=8"]
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_bilm_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """NER with ELMo from a biLM named by a relative path, trained in a scratch directory;
+    then the biLM copy and the run directory are moved away, leaving only the archive."""
+    work = tmp_path_factory.mktemp("archive_work")
+    shutil.copytree(tiny_bilm_dir, work / "my_bilm")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(work)
+        patch.delenv("ELMO_DATA_DIR", raising=False)
+        patch.setenv("ELMO_WEIGHTS", "my_bilm")  # relative to where training runs
+        train(REPO / "experiments" / "ner.jsonnet", "run", overrides=FAST)
+    config = json.loads((work / "run" / "config.json").read_text())
+    before = list(predict_lines(work / "run", str(SAMPLE / "dev.txt")))
+    kept = tmp_path_factory.mktemp("archive_kept")
+    shutil.copy(work / "run" / "model.tar.gz", kept / "model.tar.gz")
+    shutil.rmtree(work)  # the biLM and the run are gone: only the archive is left
+    return {"archive": kept / "model.tar.gz", "config": config, "before": before}
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ELMO_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_config_paths_are_absolute(trained) -> None:
+    elmo = trained["config"]["model"]["token_embedders"]["elmo"]
+    assert Path(elmo["weights"]).is_absolute() and elmo["weights"].endswith("my_bilm")
+    assert Path(trained["config"]["train_data_path"]).is_absolute()
+
+
+def test_the_archive_holds_the_biLM_and_predicts_elsewhere(trained, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    with tarfile.open(trained["archive"]) as tar:
+        names = set(tar.getnames())
+    assert {"archive.json", "config.json", "best.pt", "metrics.json",
+            "bilm/0/options.json", "bilm/0/weights.hdf5"} <= names
+    monkeypatch.chdir(tmp_path)
+    after = list(predict_lines(trained["archive"], str(SAMPLE / "dev.txt")))
+    assert after == trained["before"]
+    metrics = evaluate_file(trained["archive"], SAMPLE / "dev.txt")
+    assert 0.0 <= metrics["conlleval_f1"] <= 100.0
+
+
+def test_predict_on_an_archive_from_the_command_line(trained, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "elmo_experiments", "predict",
+                           str(trained["archive"]), str(SAMPLE / "dev.txt"), "--device", "auto"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={"ELMO_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin"})
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["tags"] for r in records] == [r["tags"] for r in trained["before"]]
+    assert all(set(r["tags"]) <= {"O", "I-PER", "I-LOC", "I-ORG", "I-MISC", "B-PER", "B-LOC",
+                                  "B-ORG", "B-MISC"} for r in records)  # the data's IOB1
+
+
+def test_a_named_biLM_must_keep_its_digest(trained, tmp_path: Path, tiny_bilm_dir: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from elmo_experiments.bilm import pretrained
+    from elmo_experiments.bilm.weights import weights_digest
+    from elmo_experiments.training.archive import loading_config
+
+    shutil.copytree(tiny_bilm_dir, tmp_path / "models" / "demo")  # a shipped biLM 'demo'
+    (tmp_path / "models" / "demo" / "MODEL_CARD.md").write_text("# demo\n")
+    monkeypatch.setattr(pretrained, "SHIPPED_ROOT", tmp_path / "models")
+    config = json.loads(json.dumps(trained["config"]))
+    config["model"]["token_embedders"]["elmo"]["weights"] = "demo"
+    folder = tmp_path / "unpacked"
+    folder.mkdir()
+    digest = weights_digest(tiny_bilm_dir / "options.json", tiny_bilm_dir / "weights.hdf5")
+    for sha1, fits in ((digest, True), ("0" * 40, False)):
+        (folder / "archive.json").write_text(json.dumps(
+            {"format": 1, "bilm": [{"name": "demo", "sha1": sha1}]}))
+        if fits:
+            elmo = loading_config(config, folder)["model"]["token_embedders"]["elmo"]
+            assert elmo["weights"] == "demo"
+        else:
+            with pytest.raises(DataError, match="trained with biLM 'demo' of SHA-1 0000"):
+                loading_config(config, folder)
+
+
+def test_an_archive_with_an_escaping_member_is_refused(tmp_path: Path) -> None:
+    from elmo_experiments.training.archive import extract_archive
+
+    bad = tmp_path / "bad.tar.gz"
+    with tarfile.open(bad, "w:gz") as tar:
+        info = tarfile.TarInfo("../escape.txt")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"hi"))
+    with pytest.raises(DataError, match="not a plain file inside the archive"):
+        extract_archive(bad)
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_not_an_archive_is_one_line(tmp_path: Path) -> None:
+    from elmo_experiments.run import load_run
+
+    junk = tmp_path / "model.tar.gz"
+    junk.write_bytes(b"not a tar file")
+    with pytest.raises(DataError, match="cannot read the archive"):
+        load_run(junk)
+
+
+def test_devices() -> None:
+    from elmo_experiments.devices import from_cuda_device, resolve_device, trainer_device
+
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto").type == expected
+    assert from_cuda_device(-1) == "cpu" and from_cuda_device(1) == "cuda:1"
+    assert trainer_device({"device": "auto", "cuda_device": -1}) == torch.device("cpu")
+    with pytest.raises(ConfigError, match="give device or cuda_device, not both"):
+        trainer_device({"device": "cpu", "cuda_device": 0})
+    with pytest.raises(ConfigError, match="'tpu' is not a device name"):
+        resolve_device("tpu", "--device")
+    if not torch.cuda.is_available():
+        with pytest.raises(ConfigError, match="CUDA is not available here"):
+            resolve_device("cuda:0")
+
+
+def test_the_python_api(trained, tmp_path: Path, tiny_bilm_dir: Path) -> None:
+    from elmo_experiments import Elmo, Predictor, batch_to_ids, load_archive
+
+    elmo = Elmo(str(tiny_bilm_dir / "options.json"), str(tiny_bilm_dir / "weights.hdf5"),
+                num_output_representations=2, dropout=0.0)
+    out = elmo(batch_to_ids([["The", "cat", "sat"], ["Hi"]]))
+    assert len(out["elmo_representations"]) == 2
+    assert out["elmo_representations"][0].shape == (2, 3, elmo.get_output_dim())
+    assert out["mask"].tolist() == [[True, True, True], [True, False, False]]
+    run = load_archive(trained["archive"])
+    assert run.experiment["model"].entry.name == "crf_tagger"
+    predictor = Predictor.from_path(trained["archive"])
+    records = predictor.predict("John Smith lives in Paris. He works for the UN.")
+    assert [r["tokens"][0] for r in records] == ["John", "He"]
+    for record in records:
+        assert len(record["tags"]) == len(record["tokens"])
+        for span in record["spans"]:
+            assert 0.0 <= span["score"] <= 1.0
+            assert span["text"] == " ".join(record["tokens"][span["start"]: span["end"] + 1])
+    assert predictor.predict("") == []
