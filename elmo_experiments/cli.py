@@ -191,8 +191,8 @@ def archive(run_dir: str, output: str | None, weights: str) -> None:
 @cli.command()
 @click.argument("input_file", type=click.Path(dir_okay=False))
 @click.argument("output_file", type=click.Path(dir_okay=False))
-@click.option("--weights", required=True, help="biLM directory (options.json + weights.hdf5) "
-              "or a known name: small, medium, original, 5.5B")
+@click.option("--weights", required=True, help="biLM directory (one *options.json and one "
+              "*weights.hdf5) or a known name: a shipped one, small, medium, original, 5.5B")
 @click.option("--layers", type=click.Choice(["all", "top", "average"]), default="all",
               show_default=True)
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
@@ -201,13 +201,14 @@ def archive(run_dir: str, output: str | None, weights: str) -> None:
 @click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32",
               show_default=True, help="bf16: fast on CPUs with bf16 matrix units (AMX), "
               "emulated and slow elsewhere")
+@DEVICE_OPTION
 def embed(input_file: str, output_file: str, weights: str, layers: str, batch_size: int,
-          state: str, precision: str) -> None:
+          state: str, precision: str, device: str) -> None:
     """Write biLM layers for INPUT (one whitespace-tokenised sentence per line) to OUTPUT.hdf5."""
     from elmo_experiments.bilm.embed import embed_file
 
     count = embed_file(input_file, output_file, weights, layers, batch_size, state,
-                       precision=precision)
+                       precision=precision, device=device)
     click.echo(f"{output_file}: {count} sentences", err=True)
 
 

@@ -16,10 +16,9 @@ from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import Spec
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.files import (
-    is_embedded_sample,
     provenance,
     read_json,
-    resolve_data_path,
+    warn_if_sample,
 )
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.devices import resolve_device
@@ -69,17 +68,6 @@ def data_paths(experiment: Experiment) -> dict[str, str | None]:
         "validation": experiment["validation_data_path"],
         "test": experiment["test_data_path"],
     }
-
-
-def warn_if_sample(paths: dict[str, str | None]) -> bool:
-    """Print a loud notice when the run uses an embedded sample instead of real data."""
-    samples = [p for p in paths.values() if p and is_embedded_sample(resolve_data_path(p))]
-    if samples:
-        bar = "!" * 78
-        logger.warning("%s\n!! Using the EMBEDDED SAMPLE data (%s).\n!! Its numbers mean "
-                       "nothing; set ELMO_DATA_DIR=/path/to/data for real runs.\n%s",
-                       bar, ", ".join(samples), bar)
-    return bool(samples)
 
 
 def build_vocabulary(reader: Any, instances: list[dict[str, Any]],

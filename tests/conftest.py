@@ -1,7 +1,16 @@
 """Fixtures shared by the whole suite: tiny random biLMs in the released layout, and the
-embedded samples for a whole module."""
+embedded samples for a whole module.
+
+The suite's torch threads sleep while they wait for work (``OMP_WAIT_POLICY=PASSIVE``, set
+before torch is imported, inherited by the commands the tests start): on a busy machine
+spinning threads only take CPU from the processes they wait for.
+"""
 
 from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from collections.abc import Iterator
 from pathlib import Path

@@ -17,6 +17,7 @@ from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.data.files import iter_lines, write_error
+from elmo_experiments.devices import resolve_device
 from elmo_experiments.progress import progress as progress_display
 
 LAYER_CHOICES = ("all", "top", "average")
@@ -44,7 +45,7 @@ def _select(layers: torch.Tensor, mode: str) -> np.ndarray:
 
 def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
                layers: str = "all", batch_size: int = 64, state: str = "stateless",
-               progress: bool = True, precision: str = "fp32") -> int:
+               progress: bool = True, precision: str = "fp32", device: str = "cpu") -> int:
     """Write dataset ``"i"`` for line i (blank lines give 0 tokens) and ``sentence_to_index``.
 
     Lines are processed in order, ``batch_size`` at a time, so stateful runs see the batches
@@ -54,6 +55,8 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
 
     options_file, weight_file = resolve_weights(weights)
     runner = BilmRunner(load_bilm(options_file, weight_file), state, precision=precision)
+    target = resolve_device(device, "--device")
+    runner.to(target)
     runner.bilm.char_encoder.cache_tokens = True
     total = sum(1 for _ in iter_lines(input_path))
     sentence_to_index: dict[str, str] = {}
@@ -73,8 +76,8 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
             for lines in _batches(input_path, batch_size):
                 tokens = [line.split() for line in lines]
                 with torch.no_grad():
-                    result, _ = runner(batch_to_ids(tokens))
-                stacked = torch.stack(result, dim=1)  # (batch, layers, seq, dim)
+                    result, _ = runner(batch_to_ids(tokens).to(target))
+                stacked = torch.stack(result, dim=1).cpu()  # (batch, layers, seq, dim)
                 for row, (line, words) in enumerate(zip(lines, tokens, strict=True)):
                     selected = _select(stacked[row, :, : len(words)], layers)
                     out.create_dataset(str(index), data=selected)

@@ -6,6 +6,7 @@ import errno
 import gzip
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -214,3 +215,14 @@ def read_json(path: str | Path, kind: type = dict) -> Any:
         raise DataError(f"{path}: expected a JSON {'object' if kind is dict else 'list'}, got "
                         f"{type(value).__name__}; the file is damaged")
     return value
+
+
+def warn_if_sample(paths: dict[str, str | None]) -> bool:
+    """Print a loud notice when the run uses an embedded sample instead of real data."""
+    samples = [p for p in paths.values() if p and is_embedded_sample(p)]
+    if samples:
+        bar = "!" * 78
+        logging.getLogger("elmo_experiments").warning(
+            "%s\n!! Using the EMBEDDED SAMPLE data (%s).\n!! Its numbers mean nothing; set "
+            "ELMO_DATA_DIR=/path/to/data for real runs.\n%s", bar, ", ".join(samples), bar)
+    return bool(samples)

@@ -163,3 +163,24 @@ def test_the_python_api(trained, tmp_path: Path, tiny_bilm_dir: Path) -> None:
             assert 0.0 <= span["score"] <= 1.0
             assert span["text"] == " ".join(record["tokens"][span["start"]: span["end"] + 1])
     assert predictor.predict("") == []
+
+
+def test_the_readme_python_example_runs(trained, tmp_path: Path, tiny_bilm_dir: Path) -> None:
+    import re
+    import subprocess
+    import sys
+
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("\n## Python\n"):]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+    shutil.copytree(tiny_bilm_dir, tmp_path / "runs" / "demo_bilm" / "bilm")  # as make demo
+    (tmp_path / "runs" / "demo").mkdir()
+    shutil.copy(trained["archive"], tmp_path / "runs" / "demo" / "model.tar.gz")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300,
+                          env={"ELMO_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("torch.Size([2, 4, ")
+    assert "[[True, True, True, True], [True, True, False, False]]" in lines[0]
+    assert len(lines) == 2  # one sentence: its tags and spans

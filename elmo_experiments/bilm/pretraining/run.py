@@ -24,7 +24,7 @@ from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec
 from elmo_experiments.config.validate import Validator
-from elmo_experiments.data.files import atomic_write, read_json, sha1_of
+from elmo_experiments.data.files import atomic_write, read_json, sha1_of, warn_if_sample
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
@@ -170,6 +170,8 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     check_run_dir(run_dir, force=force, recover=recover)
     setup_logging(None)
     resuming = recover and (run_dir / "config.json").is_file()
+    used_sample = warn_if_sample({f"train {i}": source["path"] for i, source
+                                  in enumerate(values["corpus"]["train"])})
     corpus, staged = _corpus_first(values["corpus"], run_dir, resuming)
     try:
         seed = seed_everything({"random_seed": values["random_seed"], "numpy_seed": None,
@@ -214,6 +216,7 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     model.to("cpu")
     metrics = summary(trainer, best)
     metrics["corpus"] = json.loads((corpus.directory / "summary.json").read_text())
+    metrics["embedded_sample"] = used_sample
     for split in corpus.splits():
         if split not in ("train", "heldout"):
             result = evaluate(model, LmLoader(corpus, split, vocab, loader, seed, train=False),

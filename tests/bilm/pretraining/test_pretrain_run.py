@@ -102,6 +102,7 @@ def test_metrics_report_perplexities_and_the_corpus(runs) -> None:
         assert 1.0 < forward < 200 and 1.0 < backward < 200  # below uniform over the vocab
     best = epoch_record(runs["straight"], metrics["best_epoch"])
     assert metrics["best_validation_perplexity"] == best["validation_perplexity"]
+    assert metrics["embedded_sample"] is True  # the tiny config trains on the embedded sample
     corpus = metrics["corpus"]
     assert set(corpus["tokens"]) == {"train", "heldout", "sample_heldout"}
     assert all(n > 0 for n in corpus["tokens"].values())
