@@ -99,7 +99,7 @@ def cache_root() -> Path:
     return Path(os.environ.get("ELMO_CACHE_DIR", Path.home() / ".cache" / "elmo-experiments"))
 
 
-def _download(url: str, target: Path, sha1: str | None, folder: Path) -> None:
+def _download(url: str, target: Path, sha1: str | None, hint: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
     os.close(handle)
@@ -110,8 +110,7 @@ def _download(url: str, target: Path, sha1: str | None, folder: Path) -> None:
             raise DataError(f"{url}: checksum mismatch (expected {sha1})")
         os.replace(tmp, target)
     except OSError as error:
-        raise DataError(f"cannot download {url} ({error}); offline? put the released "
-                        f"files ({target.name} and its pair) into {folder}") from None
+        raise DataError(f"cannot download {url} ({error}); {hint}") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -206,8 +205,9 @@ def resolve_weights(spec: str) -> tuple[Path, Path]:
     weights = folder / f"{released.stem}_weights.hdf5"
     if (folder / OPTIONS_FILE).is_file() and (folder / WEIGHTS_FILE).is_file():
         return folder / OPTIONS_FILE, folder / WEIGHTS_FILE  # a cache from before
+    hint = f"offline? put {options.name} and {weights.name} into {folder}"
     if not options.is_file():
-        _download(released.url("options.json"), options, released.options_sha1, folder)
+        _download(released.url("options.json"), options, released.options_sha1, hint)
     if not weights.is_file():
-        _download(released.url("weights.hdf5"), weights, released.weights_sha1, folder)
+        _download(released.url("weights.hdf5"), weights, released.weights_sha1, hint)
     return options, weights

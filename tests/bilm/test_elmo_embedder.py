@@ -66,7 +66,8 @@ def test_registry_reports_bad_configs() -> None:
     assert "elmo.cache.enabld: unknown parameter; did you mean enabled?" in text
     assert "elmo.mixes: expected a list of objects" in "\n".join(problems({"weights": "x",
                                                                           "mixes": {}}))
-    assert "elmo.weights: missing required parameter" in problems({})
+    assert "elmo: biLM weights missing: give weights (a directory or a known name) or both " \
+        "options_file and weight_file" in problems({})
 
 
 def test_unusable_weights_are_a_validation_problem_with_the_path(tmp_path: Path) -> None:
@@ -83,7 +84,7 @@ def test_unusable_weights_are_a_validation_problem_with_the_path(tmp_path: Path)
     validator.component({"type": "elmo", "weights": str(tmp_path / "half")}, "token_embedder",
                         "elmo")
     assert validator.problems == [f"elmo.weights: {tmp_path / 'half'}: biLM directory lacks "
-                                  "weights.hdf5"]
+                                  "weights.hdf5 (or any *weights.hdf5)"]
     validator = Validator()
     validator.component({"type": "elmo", "weights": "small"}, "token_embedder", "elmo")
     assert validator.problems == []  # a released name: downloaded when built, not validated
@@ -328,7 +329,9 @@ def test_offline_known_name_is_a_one_line_error(name: str, tmp_path: Path,
     assert "\n" not in message
     assert message.startswith(f"cannot download {KNOWN[name].url('options.json')}")
     assert "network is unreachable" in message
-    assert f"put options.json and weights.hdf5 into {folder}" in message
+    stem = KNOWN[name].stem
+    assert message.endswith(f"offline? put {stem}_options.json and {stem}_weights.hdf5 into "
+                            f"{folder}")
     assert not [p for p in folder.rglob("*") if p.is_file()]  # no partial downloads left
 
 
@@ -371,10 +374,12 @@ def test_known_name_is_downloaded_once(tiny_bilm_dir: Path, tmp_path: Path,
     monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
     options, weights = resolve_weights("small")
     assert requested == [KNOWN["small"].url("options.json"), KNOWN["small"].url("weights.hdf5")]
-    assert (options, weights) == (cache / "small" / "options.json",
-                                  cache / "small" / "weights.hdf5")
+    stem = KNOWN["small"].stem  # kept under the released files' names
+    assert (options, weights) == (cache / "small" / f"{stem}_options.json",
+                                  cache / "small" / f"{stem}_weights.hdf5")
     assert weights.read_bytes() == (tiny_bilm_dir / "weights.hdf5").read_bytes()
-    assert sorted(p.name for p in (cache / "small").iterdir()) == ["options.json", "weights.hdf5"]
+    assert sorted(p.name for p in (cache / "small").iterdir()) == [f"{stem}_options.json",
+                                                                   f"{stem}_weights.hdf5"]
     resolve_weights("small")
     assert len(requested) == 2
 
