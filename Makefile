@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # The CPU wheel of torch 2.13.0 (a local file on the project's machines); override if needed.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install test lint demo clean
+.PHONY: install test test-all lint demo clean
 
 install: $(VENV)/.installed
 
@@ -16,8 +16,12 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@
 
+# the suite without the slow end-to-end campaigns (a few minutes on 2 cores); CI runs test-all
 test: install
 	$(BIN)/python -m pytest
+
+test-all: install
+	$(BIN)/python -m pytest -m "slow or not slow"
 
 lint: install
 	$(BIN)/ruff check .

@@ -7,6 +7,8 @@ import json
 import pytest
 from golden import ADDED, CONFIGS, GOLDEN, run
 
+pytestmark = pytest.mark.slow  # every shipped config trained 3 epochs against the golden record
+
 EXPECTED = json.loads(GOLDEN.read_text())
 
 

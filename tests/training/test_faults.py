@@ -22,6 +22,8 @@ import torch
 from elmo_experiments.errors import DataError, WriteError
 from elmo_experiments.run import train
 
+pytestmark = pytest.mark.slow  # the fault campaign: runs killed anywhere, recovered, compared
+
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "experiments" / "ner_baseline.jsonnet"
 FAST = ["trainer.num_epochs=3", "trainer.patience=null", "trainer.progress_bar=false",
