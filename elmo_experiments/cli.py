@@ -287,6 +287,125 @@ def data_list() -> None:
     click.echo(listing())
 
 
+@cli.command()
+@click.argument("corpus")
+@click.argument("output", type=click.Path(dir_okay=False))
+@click.option("--dim", type=click.IntRange(min=1), default=100, show_default=True,
+              help="vector size (GloVe's are 100 or 300)")
+@click.option("--format", "fmt", type=click.Choice(["raw", "tokenized"]), default="raw",
+              show_default=True, help="how to read CORPUS (as in pretraining)")
+@click.option("--min-count", type=click.IntRange(min=1), default=5, show_default=True,
+              help="rarer words get no vector")
+@click.option("--epochs", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="training threads (1 with a fixed --seed: identical files)")
+@click.option("--seed", type=int, default=1, show_default=True)
+def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs: int,
+            workers: int, seed: int) -> None:
+    """Train word2vec skip-gram vectors on CORPUS (file, folder or glob, .gz too) and write
+    them to OUTPUT in GloVe's text format (an `embedding` pretrained_file), plus OUTPUT.json."""
+    from elmo_experiments.analysis.static_vectors import train_vectors
+
+    summary = train_vectors(corpus, output, dim, fmt, min_count, epochs, workers, seed)
+    click.echo(f"{output}: {summary['vocabulary_size']} words, {dim} dims, "
+               f"{summary['corpus']['tokens']} tokens, {summary['wall_time_s']:.1f} s", err=True)
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(dir_okay=False, exists=True))
+@click.option("-s", "--sweep-dir", help="where the cells' run directories go "
+              "(default runs/sweeps/<spec name>)")
+@click.option("--cluster", type=click.Choice(["local", "slurm"]), default="local",
+              show_default=True, help="submitit's executor")
+@click.option("--workers", type=click.IntRange(min=1), help="cells at once (default: the spec's)")
+@click.option("--slurm", "slurm_settings", multiple=True,
+              help="a submitit Slurm parameter, key=value (e.g. slurm_partition=gpu)")
+@click.option("--print-commands", is_flag=True,
+              help="print one `elmo-exp train` command per unfinished cell and run nothing")
+def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
+          slurm_settings: tuple[str, ...], print_commands: bool) -> None:
+    """Run the grid SPEC (jsonnet: config, variants, seeds, fractions): one run directory per
+    cell; finished cells are skipped, interrupted ones recovered; ends with a summary."""
+    from elmo_experiments.sweeps.execute import cell_dir, finished, run_sweep
+    from elmo_experiments.sweeps.spec import load_sweep
+    from elmo_experiments.sweeps.summary import render, summarize
+
+    grid = load_sweep(spec)
+    root = Path(sweep_dir or Path("runs") / "sweeps" / grid.name)
+    if print_commands:
+        for cell in grid.cells:
+            if not finished(cell_dir(root, cell)):
+                click.echo(cell.command(cell_dir(root, cell)))
+        return
+    slurm = {}
+    for pair in slurm_settings:
+        key, _, value = pair.partition("=")
+        slurm[key] = int(value) if value.isdigit() else value
+    statuses = run_sweep(grid, root, cluster, workers, slurm)
+    summary = summarize(grid, root, statuses, " ".join(["elmo-exp", "sweep", *sys.argv[2:]]))
+    click.echo(render(summary), nl=False)
+    click.echo(f"summary: {root / 'summary.json'}", err=True)
+    if any(c["status"] in ("failed", "interrupted") for c in summary["cells"]):
+        sys.exit(1)
+
+
+@cli.group()
+def probe() -> None:
+    """Probe each layer of a frozen biLM (the paper's Tables 5 and 6)."""
+
+
+@probe.command("pos")
+@click.option("--weights", required=True, help="biLM directory or name")
+@click.option("--data", type=click.Choice(["ud_ewt", "ptb_sample"]), default="ud_ewt",
+              show_default=True)
+@click.option("--tagset", type=click.Choice(["xpos", "upos"]), default="xpos", show_default=True)
+@click.option("--data-root", help="data root (default $ELMO_DATA_DIR)")
+@click.option("--out", type=click.Path(dir_okay=False), help="write the results JSON here")
+@click.option("--epochs", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@DEVICE_OPTION
+def probe_pos(weights: str, data: str, tagset: str, data_root: str | None, out: str | None,
+              epochs: int, seed: int, device: str) -> None:
+    """Linear POS classifier per biLM layer: dev and test accuracy."""
+    from elmo_experiments.probing.commands import pos_command
+
+    click.echo(pos_command(weights, data, tagset, data_root, out, epochs, seed, device))
+
+
+@probe.command("wsd")
+@click.option("--weights", required=True, help="biLM directory or name")
+@click.option("--eval", "eval_sets", multiple=True, default=("ALL",), show_default=True,
+              help="Raganato evaluation set(s): ALL, senseval2, senseval3, semeval2007, ...")
+@click.option("--data-root", help="data root (default $ELMO_DATA_DIR)")
+@click.option("--wordnet", "wordnet_dir", help="WordNet 3.0 dict directory "
+              "(default /usr/share/wordnet, Debian's wordnet-base)")
+@click.option("--out", type=click.Path(dir_okay=False), help="write the results JSON here")
+@DEVICE_OPTION
+def probe_wsd(weights: str, eval_sets: tuple[str, ...], data_root: str | None,
+              wordnet_dir: str | None, out: str | None, device: str) -> None:
+    """Nearest mean SemCor sense per biLM layer: F1 on Raganato's sets, and first sense."""
+    from elmo_experiments.probing.commands import wsd_command
+
+    click.echo(wsd_command(weights, list(eval_sets), data_root, wordnet_dir, out, device))
+
+
+@cli.command()
+@click.argument("word")
+@click.option("--sentence", help="the word in context (default: the word alone)")
+@click.option("--weights", required=True, help="biLM directory or name")
+@click.option("--vectors", type=click.Path(exists=True, dir_okay=False),
+              help="GloVe-format text vectors: also list the nearest words by them")
+@click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--data-root", help="data root (default $ELMO_DATA_DIR)")
+@DEVICE_OPTION
+def neighbours(word: str, sentence: str | None, weights: str, vectors: str | None, k: int,
+               data_root: str | None, device: str) -> None:
+    """Nearest SemCor occurrences of WORD in context by the biLM's top layer (Table 4)."""
+    from elmo_experiments.probing.commands import neighbours_command
+
+    click.echo(neighbours_command(word, sentence, weights, vectors, k, data_root, device))
+
+
 def _include_packages(context: click.Context, param: click.Parameter,
                       names: tuple[str, ...]) -> None:
     from elmo_experiments.plugins import include_package

@@ -25,6 +25,10 @@ EXPERIMENT_PARAMS = (
     Param("train_data_path", str),
     Param("validation_data_path", str, None),
     Param("test_data_path", str, None),
+    Param("train_data_fraction", float, 1.0, bounds=(1e-9, 1.0),
+          doc="train on this share of the training instances (a sample-efficiency curve)"),
+    Param("train_data_seed", int, 0, doc="which instances that share is: the same for every "
+          "random_seed, so seeds differ only in training"),
     Param("evaluate_on_test", bool, False),
     Param("vocabulary", fields=VOCABULARY_PARAMS, default={}),
     Param("model", component="model"),

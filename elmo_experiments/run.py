@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import random
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,16 @@ def data_paths(experiment: Experiment) -> dict[str, str | None]:
     }
 
 
+def subsample(instances: list[dict[str, Any]], fraction: float, seed: int
+              ) -> list[dict[str, Any]]:
+    """A random ``fraction`` of ``instances`` (at least one), in their original order."""
+    if fraction >= 1.0:
+        return instances
+    count = max(1, round(len(instances) * fraction))
+    chosen = sorted(random.Random(seed).sample(range(len(instances)), count))
+    return [instances[i] for i in chosen]
+
+
 def build_vocabulary(reader: Any, instances: list[dict[str, Any]],
                      settings: dict[str, Any]) -> Vocabulary:
     """Every field counts its vocabulary items (tokens per indexer, labels) over ``instances``."""
@@ -132,6 +143,9 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     data_record = {**provenance(paths), "embedded_sample": used_sample}  # hashed as read
     datasets = {split: (reader if split == "train" else evaluation_reader).read(path)
                 for split, path in paths.items() if path}
+    datasets["train"] = subsample(datasets["train"], experiment["train_data_fraction"],
+                                  experiment["train_data_seed"])
+    data_record["train_instances"] = len(datasets["train"])
     vocab_dir = run_dir / "vocabulary"
     resuming = recover and (run_dir / "config.json").is_file()
     saved = resuming and (vocab_dir / "namespaces.json").is_file()

@@ -1,0 +1,119 @@
+"""``elmo-exp vectors``: static word vectors (gensim word2vec skip-gram), a GloVe stand-in.
+
+The corpus is read and tokenised exactly as biLM pretraining reads it (``corpus.py``: raw or
+tokenized text; files, folders, globs, ``.gz``), once, into a temporary one-sentence-a-line
+file beside the output; gensim then trains on that file. The vectors are written in GloVe's
+text format (``word v1 .. vD``, no header), which the ``embedding`` token embedder reads as its
+``pretrained_file``, with a JSON sidecar ``OUT.json`` saying how they were made.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from elmo_experiments.bilm.pretraining.corpus import expand, read_sentences
+from elmo_experiments.data.files import atomic_write, sha1_of
+from elmo_experiments.errors import DataError, ElmoError
+
+FORMATS = ("raw", "tokenized")
+
+
+def _gensim() -> Any:
+    try:
+        import gensim
+    except ImportError:
+        raise ElmoError("elmo-exp vectors needs gensim: pip install -e '.[vectors]'") from None
+    return gensim
+
+
+class _SentenceFile:
+    """A restartable iterable over a one-sentence-a-line, space-separated file (gensim reads
+    the corpus once for the vocabulary and once per epoch)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[list[str]]:
+        with open(self.path, encoding="utf-8") as handle:
+            for line in handle:
+                yield line.rstrip("\n").split(" ")
+
+
+def _tokenise(corpus: str, fmt: str, out: Path) -> tuple[int, int]:
+    """Write the corpus's sentences to ``out``, one a line; (sentences, tokens)."""
+    sentences = tokens = 0
+    with open(out, "w", encoding="utf-8") as handle:
+        for sentence in read_sentences(corpus, fmt):
+            # a token never holds whitespace in the GloVe format: split any such token
+            words = [piece for token in sentence for piece in token.split()]
+            if words:
+                handle.write(" ".join(words) + "\n")
+                sentences += 1
+                tokens += len(words)
+    return sentences, tokens
+
+
+def _write_glove(path: str, words: list[str], vectors: Any) -> None:
+    """``word v1 .. vD`` lines, written atomically (vectors: (words, dim) float32)."""
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            for word, vector in zip(words, vectors, strict=True):
+                handle.write(word + " " + " ".join(f"{x:.7g}" for x in vector.tolist()) + "\n")
+
+    atomic_write(path, write)
+
+
+def train_vectors(corpus: str, output: str, dim: int = 100, fmt: str = "raw",
+                  min_count: int = 5, epochs: int = 5, workers: int = 2,
+                  seed: int = 1, window: int = 5) -> dict[str, Any]:
+    """Train skip-gram vectors on ``corpus`` and write them to ``output`` (GloVe text) and
+    ``output + '.json'`` (settings, corpus digest, vocabulary size, wall time); the sidecar's
+    contents are returned. ``workers=1`` with a fixed ``seed`` gives identical files."""
+    gensim = _gensim()
+    if fmt not in FORMATS:
+        raise DataError(f"{corpus}: format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    from gensim.models import Word2Vec
+
+    start = time.perf_counter()
+    files = expand(corpus)
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".vectors-", dir=Path(output).parent) as folder:
+        sentence_file = Path(folder) / "sentences.txt"
+        sentences, tokens = _tokenise(corpus, fmt, sentence_file)
+        if not sentences:
+            raise DataError(f"{corpus}: no sentences to train word vectors on")
+        read_seconds = time.perf_counter() - start
+        model = Word2Vec(vector_size=dim, sg=1, window=window, min_count=min_count,
+                         workers=workers, seed=seed, epochs=epochs)
+        model.build_vocab(corpus_iterable=_SentenceFile(sentence_file))
+        if not len(model.wv):
+            raise DataError(f"{corpus}: no word occurs {min_count} times or more "
+                            f"({tokens} tokens); lower --min-count")
+        model.train(corpus_iterable=_SentenceFile(sentence_file),
+                    total_examples=model.corpus_count, epochs=model.epochs)
+    train_seconds = time.perf_counter() - start - read_seconds
+    _write_glove(output, list(model.wv.index_to_key), model.wv.vectors)
+    summary = {
+        "command": "elmo-exp vectors",
+        "settings": {"dim": dim, "format": fmt, "min_count": min_count, "epochs": epochs,
+                     "workers": workers, "seed": seed, "window": window,
+                     "algorithm": "word2vec skip-gram, negative sampling"},
+        "corpus": {"path": corpus, "files": len(files),
+                   "bytes": sum(f.stat().st_size for f in files), "sha1": sha1_of(*files),
+                   "sentences": sentences, "tokens": tokens},
+        "vocabulary_size": len(model.wv),
+        "output": str(output),
+        "read_seconds": round(read_seconds, 3),
+        "train_seconds": round(train_seconds, 3),
+        "wall_time_s": round(time.perf_counter() - start, 3),
+        "gensim_version": gensim.__version__,
+    }
+    atomic_write(f"{output}.json", lambda tmp: Path(tmp).write_text(
+        json.dumps(summary, indent=2) + "\n", encoding="utf-8"))
+    return summary

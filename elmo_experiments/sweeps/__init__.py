@@ -1,0 +1,2 @@
+"""Grids of ordinary runs: a spec's cells (variants x seeds x data fractions), run through
+submitit, resumed, summarised."""

@@ -1,0 +1,121 @@
+"""A sweep spec (jsonnet) and its cells.
+
+    {
+      name: 'ner_layers',
+      config: '../ner.jsonnet',                  // relative to the spec file
+      overrides: ['trainer.num_epochs=10'],       // every cell
+      ext_vars: { ELMO_SIZE: 'cpu' },             // every cell
+      variants: {                                // name -> what differs
+        baseline: { config: '../ner_baseline.jsonnet' },
+        last: { overrides: ['model.token_embedders.elmo.mixes=[{"mode":"last"}]'] },
+      },
+      seeds: [1, 2, 3],
+      fractions: [1.0],                          // train_data_fraction
+      metrics: ['test_f1'],                      // summarised (default: every test_ and best_)
+    }
+
+A cell is one run directory, ``SWEEP_DIR/<variant>-frac<f>-seed<s>``, trained with
+``random_seed`` set to its seed and ``train_data_fraction`` to its fraction.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from elmo_experiments.config.loader import evaluate_jsonnet
+from elmo_experiments.config.registry import AT_LEAST_ONE, Param
+from elmo_experiments.config.validate import Validator
+from elmo_experiments.errors import ConfigError
+
+VARIANT_PARAMS = (
+    Param("config", str, None, doc="this variant's config instead of the spec's"),
+    Param("overrides", list, [], doc="-o overrides after the spec's"),
+    Param("ext_vars", dict, {}),
+)
+SPEC_PARAMS = (
+    Param("name", str),
+    Param("config", str, doc="the base experiment config, relative to the spec file"),
+    Param("overrides", list, []),
+    Param("ext_vars", dict, {}),
+    Param("variants", dict, {"default": {}}, doc="name -> {config, overrides, ext_vars}"),
+    Param("seeds", list, [13370]),
+    Param("fractions", list, [1.0], bounds=(1e-9, 1.0)),
+    Param("metrics", list, [], doc="metrics.json keys to summarise (default: test_ and best_)"),
+    Param("workers", int, 1, bounds=AT_LEAST_ONE, doc="cells run at once on one machine"),
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the grid."""
+
+    variant: str
+    seed: int
+    fraction: float
+    config: str
+    overrides: tuple[str, ...]
+    ext_vars: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def name(self) -> str:
+        return f"{self.variant}-frac{self.fraction:g}-seed{self.seed}"
+
+    def command(self, run_dir: Path) -> str:
+        """The equivalent ``elmo-exp train`` command line (for any other scheduler)."""
+        parts = ["elmo-exp", "train", self.config, "-s", str(run_dir), "--recover"]
+        for override in self.overrides:
+            parts += ["-o", override]
+        for key, value in self.ext_vars:
+            parts += ["--ext-var", f"{key}={value}"]
+        return shlex.join(parts)
+
+
+@dataclass
+class Sweep:
+    name: str
+    cells: list[Cell]
+    metrics: list[str]
+    workers: int
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """The spec's cells, in a stable order (variant, fraction, seed); every problem at once."""
+    path = Path(path)
+    raw = evaluate_jsonnet(path)
+    validator = Validator()
+    values = validator.fields(raw, SPEC_PARAMS, "")
+    variants = {}
+    for name, variant in (values.get("variants") or {}).items():
+        variants[name] = validator.fields(variant, VARIANT_PARAMS, f"variants.{name}")
+    for key in ("seeds", "fractions"):
+        if not values.get(key):
+            validator.problems.append(f"{key}: at least one is needed")
+    if any(not isinstance(s, int) or isinstance(s, bool) for s in values.get("seeds") or []):
+        validator.problems.append("seeds: expected whole numbers")
+    if validator.problems:
+        raise ConfigError(validator.problems, source=str(path))
+    cells = []
+    for variant, settings in variants.items():
+        config = (path.parent / (settings["config"] or values["config"])).resolve()
+        if not config.is_file():
+            raise ConfigError([f"variants.{variant}: config {config} does not exist"],
+                              source=str(path))
+        ext_vars = {**values["ext_vars"], **settings["ext_vars"]}
+        for fraction in values["fractions"]:
+            for seed in values["seeds"]:
+                overrides = (*values["overrides"], *settings["overrides"],
+                             f"random_seed={seed}", f"train_data_fraction={float(fraction)}")
+                cells.append(Cell(variant, seed, float(fraction), str(config),
+                                  tuple(str(o) for o in overrides),
+                                  tuple(sorted((str(k), str(v)) for k, v in ext_vars.items()))))
+    return Sweep(values["name"], cells, list(values["metrics"]), values["workers"])
+
+
+def cell_settings(cell: Cell) -> dict[str, Any]:
+    """What ``summary.json`` records of a cell."""
+    return {"variant": cell.variant, "seed": cell.seed, "fraction": cell.fraction,
+            "config": cell.config, "overrides": list(cell.overrides),
+            "ext_vars": dict(cell.ext_vars)}

@@ -1,0 +1,83 @@
+"""A sweep's summary: per cell group (variant, data fraction), mean ± std and n of each metric
+over seeds, with what produced the runs (commands, commit, biLM digests)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+from elmo_experiments.data.files import read_json
+from elmo_experiments.sweeps.execute import cell_dir, finished
+from elmo_experiments.sweeps.spec import Sweep, cell_settings
+from elmo_experiments.training.run_dir import write_json
+
+SUMMARY_FILE = "summary.json"
+
+
+def _default_metrics(metrics: dict[str, Any]) -> list[str]:
+    return sorted(k for k, v in metrics.items() if isinstance(v, int | float)
+                  and not isinstance(v, bool) and k.startswith(("test_", "best_validation_"))
+                  and "-" not in k)
+
+
+def stats(values: list[float]) -> dict[str, Any]:
+    """Mean, sample standard deviation (0 for one value) and n."""
+    return {"mean": statistics.fmean(values),
+            "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "n": len(values), "values": values}
+
+
+def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
+              command: str) -> dict[str, Any]:
+    """Write and return ``ROOT/summary.json``."""
+    from elmo_experiments.version import code_version
+
+    groups: dict[tuple[str, float], list[tuple[int, dict[str, Any], dict[str, Any]]]] = {}
+    for cell in sweep.cells:
+        run_dir = cell_dir(root, cell)
+        if finished(run_dir):
+            record = read_json(run_dir / "run.json") if (run_dir / "run.json").is_file() else {}
+            groups.setdefault((cell.variant, cell.fraction), []).append(
+                (cell.seed, read_json(run_dir / "metrics.json"), record))
+    rows = []
+    for (variant, fraction), runs in groups.items():
+        names = sweep.metrics or _default_metrics(runs[0][1])
+        figures = {}
+        for name in names:
+            values = [float(m[name]) for _, m, _ in runs
+                      if isinstance(m.get(name), int | float) and math.isfinite(m[name])]
+            if values:
+                figures[name] = stats(values)
+        bilms = sorted({b["sha1"] for _, _, r in runs for b in r.get("bilm", [])})
+        rows.append({"variant": variant, "fraction": fraction,
+                     "seeds": sorted(s for s, _, _ in runs), "metrics": figures,
+                     "bilm_sha1": bilms,
+                     "commits": sorted({m.get("code", "") for _, m, _ in runs})})
+    summary = {
+        "sweep": sweep.name, "command": command, "code": code_version(),
+        "cells": [{**cell_settings(c), "name": c.name, "status": s["status"],
+                   **({"error": s["error"]} if "error" in s else {})}
+                  for c, s in zip(sweep.cells, statuses, strict=True)],
+        "groups": rows,
+    }
+    write_json(root / SUMMARY_FILE, summary)
+    return summary
+
+
+def render(summary: dict[str, Any]) -> str:
+    """A markdown table: one row per group, one column per metric (mean ± std (n))."""
+    names = sorted({n for row in summary["groups"] for n in row["metrics"]})
+    lines = [f"| variant | fraction | {' | '.join(names)} |",
+             "|---|---|" + "---|" * len(names)]
+    for row in summary["groups"]:
+        cells = []
+        for name in names:
+            figure = row["metrics"].get(name)
+            cells.append(f"{figure['mean']:.2f} ± {figure['std']:.2f} ({figure['n']})"
+                         if figure else "")
+        lines.append(f"| {row['variant']} | {row['fraction']:g} | {' | '.join(cells)} |")
+    failed = [c for c in summary["cells"] if c["status"] in ("failed", "interrupted")]
+    lines += [f"\n{c['name']}: {c['status']} ({c.get('error', '')})" for c in failed]
+    return "\n".join(lines) + "\n"

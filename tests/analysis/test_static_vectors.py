@@ -1,0 +1,107 @@
+"""``elmo-exp vectors``: word2vec skip-gram vectors in GloVe's format, read by ``embedding``."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("gensim", reason="gensim is not installed (pip install -e '.[vectors]')")
+
+from elmo_experiments.analysis.static_vectors import train_vectors
+from elmo_experiments.data.files import sha1_of
+from elmo_experiments.errors import DataError, ElmoError
+from elmo_experiments.modules.embedders.word_embedding import read_pretrained
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "tasks" / "bilm" / "sample" / "train.txt"
+SETTINGS = {"dim": 8, "fmt": "tokenized", "workers": 1, "seed": 3, "epochs": 2}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("vectors") / "sample.txt"
+    return out, train_vectors(str(SAMPLE), str(out), **SETTINGS)
+
+
+def test_two_runs_give_identical_files(trained, tmp_path):
+    out, _ = trained
+    again = tmp_path / "again.txt"
+    train_vectors(str(SAMPLE), str(again), **SETTINGS)
+    assert again.read_bytes() == out.read_bytes()
+    other = tmp_path / "other_seed.txt"
+    train_vectors(str(SAMPLE), str(other), **{**SETTINGS, "seed": 4})
+    assert other.read_bytes() != out.read_bytes()
+
+
+def test_vectors_load_through_the_word_embedder(trained):
+    out, summary = trained
+    lines = out.read_text(encoding="utf-8").splitlines()
+    words = [line.split(" ")[0] for line in lines]
+    assert len(words) == len(set(words)) == summary["vocabulary_size"] > 50
+    vectors = read_pretrained(str(out), 8, set(words) | {"not-a-word"})
+    assert set(vectors) == set(words)
+    assert all(len(v) == 8 for v in vectors.values())
+    with pytest.raises(DataError, match="expected a word and 9 values, found 8"):
+        read_pretrained(str(out), 9, set(words))
+
+
+def test_sidecar_records_settings_corpus_and_wall_time(trained):
+    out, summary = trained
+    sidecar = json.loads(Path(f"{out}.json").read_text())
+    assert sidecar == summary
+    assert sidecar["settings"]["dim"] == 8 and sidecar["settings"]["seed"] == 3
+    assert sidecar["corpus"]["sha1"] == sha1_of(SAMPLE)
+    assert sidecar["corpus"]["bytes"] == SAMPLE.stat().st_size
+    assert sidecar["corpus"]["sentences"] == 600
+    assert sidecar["wall_time_s"] > 0 and sidecar["gensim_version"]
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")], "temporaries left"
+
+
+def test_raw_gzipped_text_is_tokenised_as_in_pretraining(tmp_path):
+    corpus = tmp_path / "books"
+    corpus.mkdir()
+    text = "The cat sat on the mat. The dog sat too.\n\nThe cat ran, the dog sat.\n" * 5
+    with gzip.open(corpus / "a.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write(text)
+    out = tmp_path / "raw.txt"
+    summary = train_vectors(str(corpus), str(out), dim=4, fmt="raw", min_count=1, workers=1)
+    words = {line.split(" ")[0] for line in out.read_text().splitlines()}
+    assert {"The", "cat", ".", ","} <= words  # spaCy's tokens, case kept
+    assert summary["corpus"]["sentences"] == 15
+
+
+def test_empty_corpus_is_a_one_line_data_error(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n")
+    with pytest.raises(DataError, match="no sentences") as error:
+        train_vectors(str(empty), str(tmp_path / "out.txt"), dim=8, fmt="tokenized")
+    assert "\n" not in str(error.value)
+    with pytest.raises(DataError, match="lower --min-count"):
+        train_vectors(str(SAMPLE), str(tmp_path / "out.txt"), dim=8, fmt="tokenized",
+                      min_count=10**6)
+    assert not (tmp_path / "out.txt").exists()
+    assert not list(tmp_path.glob(".vectors-*"))
+
+
+def test_command_line_error_is_one_line(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    result = subprocess.run(
+        [sys.executable, "-m", "elmo_experiments", "vectors", str(empty),
+         str(tmp_path / "out.txt"), "--format", "tokenized"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert "no sentences" in result.stderr
+
+
+def test_missing_gensim_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "gensim", None)  # import gensim now raises ImportError
+    with pytest.raises(ElmoError, match=r"needs gensim: pip install"):
+        train_vectors(str(SAMPLE), str(tmp_path / "out.txt"), dim=8, fmt="tokenized")

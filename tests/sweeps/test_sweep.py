@@ -1,0 +1,113 @@
+"""elmo-exp sweep: a 2 x 2 grid on the NER sample through submitit's local executor, killed
+midway and resumed; a failing cell retried once and reported; the summary's statistics."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from elmo_experiments.sweeps.spec import load_sweep
+from elmo_experiments.sweeps.summary import stats
+
+pytest.importorskip("submitit")
+REPO = Path(__file__).resolve().parents[2]
+FAST = ["trainer.num_epochs=2", "trainer.patience=null", "trainer.progress_bar=false",
+        "trainer.tensorboard=false", "data_loader.batch_size=16"]
+
+
+def _spec(tmp_path: Path, variants: dict, seeds: list[int]) -> Path:
+    spec = {"name": "grid", "config": str(REPO / "experiments" / "ner_baseline.jsonnet"),
+            "overrides": FAST, "variants": variants, "seeds": seeds,
+            "metrics": ["best_validation_f1", "test_f1"], "workers": 2}
+    path = tmp_path / "grid.jsonnet"
+    path.write_text(json.dumps(spec))
+    return path
+
+
+def _sweep(spec: Path, root: Path, fault: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
+    if fault:
+        env["ELMO_FAULT_AT"] = fault
+    return subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
+                           "-s", str(root)], capture_output=True, text=True, env=env,
+                          timeout=600)
+
+
+def test_a_killed_grid_resumes(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {"a": {}, "b": {"overrides": ["model.dropout=0.2"]}}, [1, 2])
+    root = tmp_path / "sweep"
+    killed = _sweep(spec, root, fault="trainer:epoch:2:batch:1")  # every cell dies in epoch 2
+    assert killed.returncode == 1
+    summary = json.loads((root / "summary.json").read_text())
+    assert {c["status"] for c in summary["cells"]} == {"interrupted"}
+    assert any((root / c["name"] / "last.pt").is_file() for c in summary["cells"])
+
+    resumed = _sweep(spec, root)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads((root / "summary.json").read_text())
+    assert [c["name"] for c in summary["cells"]] == [
+        "a-frac1-seed1", "a-frac1-seed2", "b-frac1-seed1", "b-frac1-seed2"]
+    assert {c["status"] for c in summary["cells"]} <= {"recovered", "trained"}
+    for cell in summary["cells"]:
+        record = json.loads((root / cell["name"] / "run.json").read_text())
+        assert len(record["sessions"]) in (1, 3)  # fresh, or killed twice and recovered
+        metrics = json.loads((root / cell["name"] / "metrics.json").read_text())
+        assert metrics["epochs_completed"] == 2
+    groups = {g["variant"]: g for g in summary["groups"]}
+    assert set(groups) == {"a", "b"} and groups["a"]["seeds"] == [1, 2]
+    values = [json.loads((root / f"a-frac1-seed{s}" / "metrics.json").read_text())["test_f1"]
+              for s in (1, 2)]
+    assert groups["a"]["metrics"]["test_f1"] == stats(values)
+    assert "| a | 1 |" in resumed.stdout
+
+    again = _sweep(spec, root)  # nothing left to do: every cell is skipped
+    assert again.returncode == 0
+    assert {c["status"] for c in json.loads((root / "summary.json").read_text())["cells"]} \
+        == {"skipped"}
+
+
+def test_a_failing_cell_is_retried_once_and_reported(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {"ok": {}, "broken": {"overrides": ["train_data_path=/no/such"]}},
+                 [1])
+    done = _sweep(spec, tmp_path / "sweep")
+    assert done.returncode == 1
+    summary = json.loads((tmp_path / "sweep" / "summary.json").read_text())
+    status = {c["variant"]: c for c in summary["cells"]}
+    assert status["ok"]["status"] == "trained"
+    assert status["broken"]["status"] == "failed"
+    assert "/no/such" in status["broken"]["error"]
+    assert "attempt 2 failed" in done.stderr or "attempt 2 failed" in (
+        next((tmp_path / "sweep" / "submitit").rglob("*_log.err")).read_text())
+
+
+def test_cells_commands_and_stats(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {"a": {"ext_vars": {"ELMO_SIZE": "cpu"}}}, [3, 4])
+    grid = load_sweep(spec)
+    assert [c.name for c in grid.cells] == ["a-frac1-seed3", "a-frac1-seed4"]
+    command = grid.cells[0].command(tmp_path / "x")
+    assert "-o random_seed=3" in command and "--ext-var ELMO_SIZE=cpu" in command
+    assert stats([1.0, 3.0]) == {"mean": 2.0, "std": pytest.approx(2 ** 0.5), "n": 2,
+                                 "values": [1.0, 3.0]}
+    printed = subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
+                              "-s", str(tmp_path / "s"), "--print-commands"],
+                             capture_output=True, text=True, timeout=120)
+    assert printed.stdout.count("elmo-exp train") == 2
+
+
+def test_bad_specs_name_every_problem(tmp_path: Path) -> None:
+    from elmo_experiments.errors import ConfigError
+
+    path = tmp_path / "bad.jsonnet"
+    path.write_text(json.dumps({"name": "x", "config": "nowhere.jsonnet", "seeds": [],
+                                "fractions": [2.0], "variantz": {}}))
+    with pytest.raises(ConfigError) as info:
+        load_sweep(path)
+    text = str(info.value)
+    assert "variantz: unknown parameter; did you mean variants?" in text
+    assert "seeds: at least one is needed" in text
+    assert "fractions: 2 is outside [1e-09, 1.0]" in text
