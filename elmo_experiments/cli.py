@@ -406,6 +406,25 @@ def neighbours(word: str, sentence: str | None, weights: str, vectors: str | Non
     click.echo(neighbours_command(word, sentence, weights, vectors, k, data_root, device))
 
 
+@cli.command()
+@click.argument("results", type=click.Path(file_okay=False), default="results")
+@click.option("--output", type=click.Path(dir_okay=False), help="also write the markdown here")
+@click.option("--figures", type=click.Path(file_okay=False),
+              help="write Figures 1 and 2 (PNG and PDF) into this folder")
+def tables(results: str, output: str | None, figures: str | None) -> None:
+    """The paper's Tables 1-3 with our mean ± std (n) beside its figures, from the sweep
+    summaries in RESULTS (default: results/)."""
+    from elmo_experiments.analysis.tables import render_tables, write_figures
+
+    text = render_tables(results)
+    click.echo(text, nl=False)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    if figures:
+        for path in write_figures(results, figures):
+            click.echo(f"figure: {path}", err=True)
+
+
 def _include_packages(context: click.Context, param: click.Parameter,
                       names: tuple[str, ...]) -> None:
     from elmo_experiments.plugins import include_package

@@ -29,6 +29,18 @@ def stats(values: list[float]) -> dict[str, Any]:
             "n": len(values), "values": values}
 
 
+def mean_mixes(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per embedder and placement, the learned layer weights and γ averaged over the runs."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for name, mixes in (runs[0].get("elmo_mixes") or {}).items():
+        every = [r["elmo_mixes"][name] for r in runs if name in (r.get("elmo_mixes") or {})]
+        found[name] = [{"weights": [statistics.fmean(m[i]["weights"][j] for m in every)
+                                    for j in range(len(mix["weights"]))],
+                        "gamma": statistics.fmean(m[i]["gamma"] for m in every), "n": len(every)}
+                       for i, mix in enumerate(mixes)]
+    return found
+
+
 def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
               command: str) -> dict[str, Any]:
     """Write and return ``ROOT/summary.json``."""
@@ -53,7 +65,9 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
         bilms = sorted({b["sha1"] for _, _, r in runs for b in r.get("bilm", [])})
         rows.append({"variant": variant, "fraction": fraction,
                      "seeds": sorted(s for s, _, _ in runs), "metrics": figures,
-                     "bilm_sha1": bilms,
+                     "bilm_sha1": bilms, "elmo_mixes": mean_mixes([m for _, m, _ in runs]),
+                     "embedded_sample": any((m.get("data") or {}).get("embedded_sample")
+                                            for _, m, _ in runs),
                      "commits": sorted({m.get("code", "") for _, m, _ in runs})})
     summary = {
         "sweep": sweep.name, "command": command, "code": code_version(),

@@ -111,3 +111,18 @@ def test_bad_specs_name_every_problem(tmp_path: Path) -> None:
     assert "variantz: unknown parameter; did you mean variants?" in text
     assert "seeds: at least one is needed" in text
     assert "fractions: 2 is outside [1e-09, 1.0]" in text
+
+
+@pytest.mark.parametrize("spec", sorted((REPO / "experiments" / "ablations").glob("*.jsonnet")),
+                         ids=lambda p: p.stem)
+def test_every_ablation_spec_builds_valid_configs(spec: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from elmo_experiments.config.loader import load_config
+    from elmo_experiments.experiment import validate_experiment
+
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)  # the samples' paths
+    grid = load_sweep(spec)
+    assert grid.name == spec.stem
+    for cell in {c.variant: c for c in grid.cells}.values():  # one cell per variant
+        config = load_config(cell.config, dict(cell.ext_vars), list(cell.overrides))
+        validate_experiment(config, source=cell.name)

@@ -1,0 +1,168 @@
+"""``elmo-exp tables``: the paper's Tables 1-3 as markdown, our mean ± std (n) over seeds beside
+the paper's figures, from sweep summaries (``results/*.json`` or a sweeps folder); Figures 1
+(sample efficiency) and 2 (learned layer weights) from the same summaries.
+
+A sweep's name says what it holds: ``<task>_main`` (Table 1: baseline, elmo), ``<task>_layers``
+(Table 2), ``<task>_placement`` (Table 3), ``<task>_fractions`` (Figure 1). The paper's figures
+come from ``tasks/<task>/expected.json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from elmo_experiments.config.loader import PROJECT_ROOT
+from elmo_experiments.data.files import read_json
+from elmo_experiments.errors import DataError
+
+TASKS = ("ner", "sst5", "snli")  # the order of the rows
+COLUMNS = {
+    "table2": ("layers", ["baseline", "last", "lambda1", "lambda0.001"],
+               ["baseline", "last layer only", "all layers, λ = 1", "all layers, λ = 0.001"]),
+    "table3": ("placement", ["input", "input_output", "output"],
+               ["input only", "input and output", "output only"]),
+}
+
+
+def load_results(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """Sweep name -> summary, from every ``*.json`` summary under ``folder``."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataError(f"{folder}: no such folder of sweep summaries")
+    found = {}
+    for path in sorted(folder.rglob("*.json")):
+        data = read_json(path)
+        if isinstance(data, dict) and "sweep" in data and "groups" in data:
+            found[data["sweep"]] = data
+    return found
+
+
+def expected(task: str) -> dict[str, Any]:
+    path = PROJECT_ROOT / "tasks" / task / "expected.json"
+    return read_json(path) if path.is_file() else {}
+
+
+def _group(summary: dict[str, Any] | None, variant: str, fraction: float = 1.0
+           ) -> dict[str, Any] | None:
+    for group in (summary or {}).get("groups", []):
+        if group["variant"] == variant and abs(group["fraction"] - fraction) < 1e-12:
+            return group
+    return None
+
+
+def _ours(group: dict[str, Any] | None, key: str) -> str:
+    figure = (group or {}).get("metrics", {}).get(key)
+    if not figure:
+        return "—"
+    return f"{figure['mean']:.2f} ± {figure['std']:.2f} ({figure['n']})"
+
+
+def _paper(value: Any, std: Any = None) -> str:
+    if value is None:
+        return "—"
+    return f"{value} ± {std}" if std is not None else f"{value}"
+
+
+def _provenance(summaries: list[dict[str, Any] | None]) -> str:
+    groups = [g for s in summaries for g in (s or {}).get("groups", [])]
+    digests = sorted({d[:8] for g in groups for d in g.get("bilm_sha1", [])})
+    sample = any(g.get("embedded_sample") for g in groups)
+    return (", ".join(digests) or "—") + (" (embedded sample data)" if sample else "")
+
+
+def table1(results: dict[str, dict[str, Any]]) -> list[str]:
+    lines = ["| task | metric (test) | paper: baseline | paper: + ELMo | ours: baseline | "
+             "ours: + ELMo | biLM (SHA-1) |", "|---|---|---|---|---|---|---|"]
+    for task in TASKS:
+        info = expected(task)
+        paper = info.get("paper", {}).get("table1", {})
+        summary = results.get(f"{task}_main")
+        key = info.get("metric_key", "")
+        lines.append(f"| {info.get('title', task)} | {info.get('metric', key)} | "
+                     f"{_paper(paper.get('baseline'))} | "
+                     f"{_paper(paper.get('elmo'), paper.get('elmo_std'))} | "
+                     f"{_ours(_group(summary, 'baseline'), key)} | "
+                     f"{_ours(_group(summary, 'elmo'), key)} | {_provenance([summary])} |")
+    return lines
+
+
+def ablation(results: dict[str, dict[str, Any]], table: str) -> list[str]:
+    kind, variants, titles = COLUMNS[table]
+    lines = [f"| task (dev) | {' | '.join(titles)} | biLM (SHA-1) |",
+             "|---|" + "---|" * (len(titles) + 1)]
+    for task in TASKS:
+        info = expected(task)
+        paper = info.get("paper", {}).get(table, {})
+        summary = results.get(f"{task}_{kind}")
+        key = info.get("dev_metric_key", "")
+        cells = [f"{_ours(_group(summary, v), key)} (paper {_paper(paper.get(v))})"
+                 if paper else _ours(_group(summary, v), key) for v in variants]
+        lines.append(f"| {info.get('title', task)} | {' | '.join(cells)} | "
+                     f"{_provenance([summary])} |")
+    return lines
+
+
+def render_tables(folder: str | Path) -> str:
+    """Tables 1, 2 and 3 as markdown, ours as mean ± std (n seeds); "—" where not run."""
+    results = load_results(folder)
+    parts = ["**Table 1** (test sets): the paper's figures, then ours.", "", *table1(results),
+             "", "**Table 2** (development sets): how the biLM layers are combined.", "",
+             *ablation(results, "table2"), "",
+             "**Table 3** (development sets): where ELMo goes.", "", *ablation(results, "table3")]
+    return "\n".join(parts) + "\n"
+
+
+def write_figures(folder: str | Path, output_dir: str | Path) -> list[Path]:
+    """Figure 1 (dev metric against the share of training data, baseline vs ELMo) and Figure 2
+    (learned layer weights per task and placement), PNG and PDF each."""
+    from elmo_experiments.analysis.plots import _pyplot
+
+    results = load_results(folder)
+    plt = _pyplot()
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    tasks = [t for t in TASKS if f"{t}_fractions" in results]
+    figure, axes = plt.subplots(1, max(1, len(tasks)), figsize=(4.5 * max(1, len(tasks)), 3.5),
+                                squeeze=False)
+    for axis, task in zip(axes[0], tasks, strict=False):
+        key = expected(task).get("dev_metric_key", "")
+        for variant in ("baseline", "elmo"):
+            groups = sorted((g for g in results[f"{task}_fractions"]["groups"]
+                             if g["variant"] == variant and key in g["metrics"]),
+                            key=lambda g: g["fraction"])
+            axis.errorbar([100 * g["fraction"] for g in groups],
+                          [g["metrics"][key]["mean"] for g in groups],
+                          yerr=[g["metrics"][key]["std"] for g in groups], marker="o",
+                          capsize=3, label=variant)
+        axis.set_xscale("log")
+        axis.set(title=expected(task).get("title", task), xlabel="% of training data",
+                 ylabel=key)
+        axis.legend()
+    written += _save(figure, output_dir / "figure1", plt)
+    bars = [(task, placement, mix) for task in TASKS
+            for group in [_group(results.get(f"{task}_main"), "elmo")] if group
+            for mixes in group.get("elmo_mixes", {}).values()
+            for placement, mix in zip(("input", "output"), mixes, strict=False)]
+    figure, axis = plt.subplots(figsize=(max(4.0, 1.4 * len(bars) + 1), 3.5))
+    width = 0.8 / 3
+    for layer in range(3):
+        axis.bar([i + (layer - 1) * width for i in range(len(bars))],
+                 [mix["weights"][layer] if layer < len(mix["weights"]) else 0.0
+                  for _, _, mix in bars], width, label=f"layer {layer}")
+    axis.set_xticks(range(len(bars)),
+                    [f"{expected(t).get('title', t)}\n{p}" for t, p, _ in bars])
+    axis.set(ylabel="softmax-normalised weight", title="Learned ELMo layer weights")
+    axis.legend()
+    written += _save(figure, output_dir / "figure2", plt)
+    return written
+
+
+def _save(figure: Any, stem: Path, plt: Any) -> list[Path]:
+    figure.tight_layout()
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
+    for path in paths:
+        figure.savefig(path)
+    plt.close(figure)
+    return paths

@@ -1,0 +1,63 @@
+"""elmo-exp tables: rendering from sweep summaries, and the README's block equals the command's
+output for the committed results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from elmo_experiments.analysis.tables import render_tables, write_figures
+from elmo_experiments.cli import cli
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _figure(mean: float, std: float, n: int) -> dict:
+    return {"mean": mean, "std": std, "n": n, "values": []}
+
+
+def _summary(name: str, groups: list[dict]) -> dict:
+    return {"sweep": name, "command": "elmo-exp sweep ...", "code": "abc", "cells": [],
+            "groups": groups}
+
+
+def _group(variant: str, metrics: dict, fraction: float = 1.0) -> dict:
+    return {"variant": variant, "fraction": fraction, "seeds": [1, 2, 3], "metrics": metrics,
+            "bilm_sha1": ["0123456789abcdef"], "embedded_sample": False,
+            "elmo_mixes": {"embedder.embedders.elmo": [
+                {"weights": [0.2, 0.5, 0.3], "gamma": 1.1, "n": 3}]}}
+
+
+def test_tables_show_ours_beside_the_papers(tmp_path: Path) -> None:
+    (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", [
+        _group("baseline", {"test_conlleval_f1": _figure(80.123, 0.456, 3)}),
+        _group("elmo", {"test_conlleval_f1": _figure(82.5, 0.25, 3)})])))
+    (tmp_path / "snli_layers.json").write_text(json.dumps(_summary("snli_layers", [
+        _group("last", {"best_validation_accuracy": _figure(61.0, 1.0, 2)})])))
+    text = render_tables(tmp_path)
+    assert ("| NER | span F1 (conlleval), test set eng.testb | 90.15 | 92.22 ± 0.1 | "
+            "80.12 ± 0.46 (3) | 82.50 ± 0.25 (3) | 01234567 |") in text
+    assert "| SNLI | — (paper 88.1) | 61.00 ± 1.00 (2) (paper 89.1) | — (paper 89.3) |" in text
+    assert "| SST-5 | — | — | — | — | — |" in text
+
+
+def test_figures_are_written(tmp_path: Path) -> None:
+    (tmp_path / "ner_fractions.json").write_text(json.dumps(_summary("ner_fractions", [
+        _group(v, {"best_validation_conlleval_f1": _figure(50.0 + 10 * f + (v == "elmo"), 1, 3)},
+               f) for v in ("baseline", "elmo") for f in (0.01, 0.1, 1.0)])))
+    (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", [
+        _group("elmo", {})])))
+    written = write_figures(tmp_path, tmp_path / "figures")
+    assert sorted(p.name for p in written) == ["figure1.pdf", "figure1.png", "figure2.pdf",
+                                               "figure2.png"]
+    assert all(p.stat().st_size > 1000 for p in written)
+
+
+def test_the_readme_shows_what_the_command_prints() -> None:
+    printed = CliRunner().invoke(cli, ["tables", str(REPO / "results")])
+    assert printed.exit_code == 0, printed.output
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("<!-- tables:begin -->\n")[1].split("<!-- tables:end -->")[0]
+    assert block == printed.output
