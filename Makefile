@@ -14,6 +14,8 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
+# WordNet 3.0 for `elmo-exp probe wsd` (Debian wordnet-base); without root the WSD tests skip
+	-command -v apt-get >/dev/null && (dpkg -s wordnet-base >/dev/null 2>&1 || (apt-get update && apt-get install -y wordnet-base)) || echo "wordnet-base not installed: WSD probe tests will skip"
 	touch $@
 
 # the suite without the slow end-to-end campaigns (a few minutes on 2 cores); CI runs test-all
