@@ -30,6 +30,7 @@ class PlainProgress(Generic[T]):
         self.stream, self.interval = stream, interval
         self.postfix: dict[str, Any] = {}
         self.start = self.last = time.perf_counter()
+        self.written_at: int | None = None  # the count of the last line written
 
     def __iter__(self) -> Iterator[T]:
         if self.iterable is None:
@@ -37,6 +38,7 @@ class PlainProgress(Generic[T]):
         for item in self.iterable:
             yield item
             self.update()
+        self.close()
 
     def __enter__(self) -> PlainProgress[T]:
         return self
@@ -45,7 +47,10 @@ class PlainProgress(Generic[T]):
         self.close()
 
     def close(self) -> None:
-        """Nothing to clear: plain lines stay as written."""
+        """A last line for a long loop (one that wrote a line before), so the log shows its
+        end; a short loop stays silent."""
+        if self.written_at is not None and self.written_at != self.n:
+            self._write(time.perf_counter())
 
     def set_postfix(self, values: dict[str, Any] | None = None, refresh: bool = True,
                     **more: Any) -> None:
@@ -55,9 +60,12 @@ class PlainProgress(Generic[T]):
         self.n += n
         now = time.perf_counter()
         if now - self.last >= self.interval:
-            self.last = now
-            self.stream.write(self.line(now) + "\n")
-            self.stream.flush()
+            self._write(now)
+
+    def _write(self, now: float) -> None:
+        self.last, self.written_at = now, self.n
+        self.stream.write(self.line(now) + "\n")
+        self.stream.flush()
 
     def line(self, now: float) -> str:
         """``desc: n/total unit (p%), rate unit/s, elapsed, ~left, key=value ...``."""

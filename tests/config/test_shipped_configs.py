@@ -13,8 +13,8 @@ EXPERIMENTS_DIR = PROJECT_ROOT / "experiments"
 ALL = sorted(
     path
     for path in EXPERIMENTS_DIR.rglob("*.jsonnet")
-    if "lib" not in path.relative_to(EXPERIMENTS_DIR).parts
-)
+    if not {"lib", "ablations"} & set(path.relative_to(EXPERIMENTS_DIR).parts)
+)  # ablations/ holds sweep specs, checked by tests/sweeps
 BILM = [path for path in ALL if path.parent.name == "bilm"]  # pretraining configs
 SHIPPED = [path for path in ALL if path not in BILM]  # task experiments
 IDS = [str(path.relative_to(EXPERIMENTS_DIR)) for path in SHIPPED]

@@ -218,3 +218,16 @@ def test_progress_is_coarse_off_a_terminal_and_a_bar_on_one() -> None:
     assert list(progress(range(5), total=5, stream=terminal)) == list(range(5))
     assert "\r" in terminal.getvalue()  # tqdm's bar
 
+
+
+def test_a_long_loop_ends_with_a_last_line(monkeypatch) -> None:
+    from elmo_experiments import progress as progress_module
+
+    clock = iter([0.0, 0.5, 2.0, 2.5, 2.8, 3.5])  # start, one per update, then the close
+    monkeypatch.setattr(progress_module.time, "perf_counter", lambda: next(clock))
+    stream = io.StringIO()
+    with progress(total=4, unit="batch", stream=stream, interval=1.0) as bar:
+        for _ in range(4):
+            bar.update()  # a line at 2.0 s (count 2), none at 2.5 or 2.8: close writes 4/4
+    lines = stream.getvalue().splitlines()
+    assert [line.split(",")[0] for line in lines] == ["2/4 batch (50%)", "4/4 batch (100%)"]
