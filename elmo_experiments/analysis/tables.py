@@ -1,6 +1,7 @@
-"""``elmo-exp tables``: the paper's Tables 1-3 as markdown, our mean ± std (n) over seeds beside
-the paper's figures, from sweep summaries (``results/*.json`` or a sweeps folder); Figures 1
-(sample efficiency) and 2 (learned layer weights) from the same summaries.
+"""``elmo-exp tables``: the paper's Tables 1-3, 5 and 6 as markdown, our mean ± std (n) over
+seeds beside the paper's figures, from sweep summaries and probe results (``results/*.json``
+or a sweeps folder); Figures 1 (sample efficiency) and 2 (learned layer weights) from the same
+summaries.
 
 A sweep's name says what it holds: ``<task>_main`` (Table 1: baseline, elmo), ``<task>_layers``
 (Table 2), ``<task>_placement`` (Table 3), ``<task>_fractions`` (Figure 1). The paper's figures
@@ -25,8 +26,15 @@ COLUMNS = {
 }
 
 
+PAPER_PROBES = {  # the paper's Tables 5 and 6: biLM layers 1 and 2 (and the reference)
+    "wsd": {"1": 67.4, "2": 69.0, "reference": "WordNet first sense 65.9"},
+    "pos": {"1": 97.3, "2": 96.8, "reference": "PTB WSJ test"},
+}
+
+
 def load_results(folder: str | Path) -> dict[str, dict[str, Any]]:
-    """Sweep name -> summary, from every ``*.json`` summary under ``folder``."""
+    """Sweep name -> summary, from every ``*.json`` summary under ``folder``; probe results
+    (``elmo-exp probe ... --out``) under ``probe:wsd:<file>`` and ``probe:pos:<file>``."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError(f"{folder}: no such folder of sweep summaries")
@@ -35,7 +43,38 @@ def load_results(folder: str | Path) -> dict[str, dict[str, Any]]:
         data = read_json(path)
         if isinstance(data, dict) and "sweep" in data and "groups" in data:
             found[data["sweep"]] = data
+        elif isinstance(data, dict) and "sets" in data:
+            found[f"probe:wsd:{path.stem}"] = data
+        elif isinstance(data, dict) and "tagset" in data and "layers" in data:
+            found[f"probe:pos:{path.stem}"] = data
     return found
+
+
+def probes(results: dict[str, dict[str, Any]]) -> list[str]:
+    """Tables 5 (WSD F1 on Raganato's ALL) and 6 (POS test accuracy), per biLM layer."""
+    lines = ["| probe | biLM | layer 0 | layer 1 | layer 2 | reference |",
+             "|---|---|---|---|---|---|",
+             f"| WSD F1, ALL (Table 5) | paper | — | {PAPER_PROBES['wsd']['1']} | "
+             f"{PAPER_PROBES['wsd']['2']} | {PAPER_PROBES['wsd']['reference']} |"]
+    for name, data in sorted(results.items()):
+        if name.startswith("probe:wsd:") and "ALL" in data["sets"]:
+            row = data["sets"]["ALL"]
+            f1 = [f"{row['layers'][j]['f1']:.1f}" if j in row["layers"] else "—"
+                  for j in ("0", "1", "2")]
+            first = row.get("first_sense", {}).get("f1")
+            lines.append(f"| WSD F1, ALL (Table 5) | {data.get('weights', '?')} | "
+                         f"{' | '.join(f1)} | "
+                         f"{'first sense ' + format(first, '.1f') if first else ''} |")
+    lines.append(f"| POS accuracy (Table 6) | paper | — | {PAPER_PROBES['pos']['1']} | "
+                 f"{PAPER_PROBES['pos']['2']} | {PAPER_PROBES['pos']['reference']} |")
+    for name, data in sorted(results.items()):
+        if name.startswith("probe:pos:"):
+            accuracy = [f"{data['layers'][j]['test']['accuracy']:.1f}" if j in data["layers"]
+                        else "—" for j in ("0", "1", "2")]
+            lines.append(f"| POS accuracy (Table 6) | {data.get('weights', '?')} | "
+                         f"{' | '.join(accuracy)} | {data.get('data', '')} "
+                         f"{data.get('tagset', '')} test |")
+    return lines
 
 
 def expected(task: str) -> dict[str, Any]:
@@ -109,7 +148,9 @@ def render_tables(folder: str | Path) -> str:
     parts = ["**Table 1** (test sets): the paper's figures, then ours.", "", *table1(results),
              "", "**Table 2** (development sets): how the biLM layers are combined.", "",
              *ablation(results, "table2"), "",
-             "**Table 3** (development sets): where ELMo goes.", "", *ablation(results, "table3")]
+             "**Table 3** (development sets): where ELMo goes.", "", *ablation(results, "table3"),
+             "", "**Tables 5 and 6**: what each layer of a frozen biLM captures (linear POS "
+             "probe, nearest-sense WSD).", "", *probes(results)]
     return "\n".join(parts) + "\n"
 
 

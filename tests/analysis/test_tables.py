@@ -61,3 +61,17 @@ def test_the_readme_shows_what_the_command_prints() -> None:
     readme = (REPO / "README.md").read_text()
     block = readme.split("<!-- tables:begin -->\n")[1].split("<!-- tables:end -->")[0]
     assert block == printed.output
+
+
+def test_probe_results_fill_tables_5_and_6(tmp_path: Path) -> None:
+    layer = {"f1": 60.04, "precision": 60.04, "recall": 60.04}
+    (tmp_path / "probe_wsd_ours.json").write_text(json.dumps({
+        "weights": "ours", "sets": {"ALL": {"layers": {"0": layer, "1": layer, "2": layer},
+                                            "first_sense": {"f1": 65.2}}}}))
+    (tmp_path / "probe_pos_ours.json").write_text(json.dumps({
+        "weights": "ours", "data": "ud_ewt", "tagset": "xpos",
+        "layers": {str(j): {"dev": {"accuracy": 90.0}, "test": {"accuracy": 91.25 + j}}
+                   for j in range(3)}}))
+    text = render_tables(tmp_path)
+    assert "| WSD F1, ALL (Table 5) | ours | 60.0 | 60.0 | 60.0 | first sense 65.2 |" in text
+    assert "| POS accuracy (Table 6) | ours | 91.2 | 92.2 | 93.2 | ud_ewt xpos test |" in text
