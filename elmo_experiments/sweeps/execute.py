@@ -51,7 +51,7 @@ def run_cell(cell: Cell, run_dir: Path, threads: int | None = None) -> dict[str,
                 "attempts": attempt}
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / FAILED_FILE).write_text(json.dumps({"error": problem, "time": time.time()}))
-    return {"cell": cell.name, "status": "failed", "error": problem}
+    return {"cell": cell.name, "status": "failed", "error": problem, "attempts": 2}
 
 
 def run_cells(work: list[tuple[Cell, Path]], threads: int | None) -> list[dict[str, Any]]:

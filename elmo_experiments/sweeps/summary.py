@@ -72,7 +72,7 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
     summary = {
         "sweep": sweep.name, "command": command, "code": code_version(),
         "cells": [{**cell_settings(c), "name": c.name, "status": s["status"],
-                   **({"error": s["error"]} if "error" in s else {})}
+                   **{k: s[k] for k in ("error", "attempts") if k in s}}
                   for c, s in zip(sweep.cells, statuses, strict=True)],
         "groups": rows,
     }
