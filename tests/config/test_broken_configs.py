@@ -1,15 +1,17 @@
 """Each broken config makes ``elmo-exp validate`` fail with one line per problem, no traceback.
 
 A fixture's header says what to expect: ``// expect: <substring>`` (first line; more lines may
-follow) and optionally ``// problems: N`` (default 1).
+follow) and optionally ``// problems: N`` (default 1). The corpus runs the command line's
+``main`` in this process (fast); a few tests start a fresh interpreter, as a user does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,11 +53,36 @@ def run_validate(path: Path, *options: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def validate_here(path: Path) -> subprocess.CompletedProcess[str]:
+    """``elmo-exp validate PATH`` through the command line's ``main``, in this process."""
+    from elmo_experiments.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        for name in UNSET_VARIABLES:
+            patch.delenv(name, raising=False)
+        patch.setattr(sys, "argv", ["elmo-exp", "validate", str(path)])
+        code = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as stop:
+                code = stop.code if isinstance(stop.code, int) else 1
+    return subprocess.CompletedProcess(["elmo-exp", "validate", str(path)], code,
+                                       out.getvalue(), err.getvalue())
+
+
 @pytest.fixture(scope="module")
 def results() -> dict[Path, subprocess.CompletedProcess[str]]:
-    """Run every broken config at once: each run is a fresh interpreter importing torch."""
-    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-        return dict(zip(CONFIGS, pool.map(run_validate, CONFIGS), strict=True))
+    return {path: validate_here(path) for path in CONFIGS}
+
+
+def test_a_fresh_interpreter_reports_the_same() -> None:
+    path = BROKEN_DIR / "19_several_problems.jsonnet"
+    fresh = run_validate(path)
+    here = validate_here(path)
+    assert (fresh.returncode, fresh.stdout, fresh.stderr) == (here.returncode, here.stdout,
+                                                              here.stderr)
 
 
 def test_corpus_is_complete() -> None:
