@@ -38,6 +38,7 @@ def _sweep(spec: Path, root: Path, fault: str | None = None) -> subprocess.Compl
                           timeout=600)
 
 
+@pytest.mark.slow  # about a minute of worker processes; make test-all (CI) runs it
 def test_a_killed_grid_resumes(tmp_path: Path) -> None:
     spec = _spec(tmp_path, {"a": {}, "b": {"overrides": ["model.dropout=0.2"]}}, [1, 2],
                  workers=1)  # one worker: the first cell dies in epoch 2, twice
