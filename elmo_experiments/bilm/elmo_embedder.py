@@ -11,7 +11,7 @@ import torch
 from elmo_experiments.bilm.activation_cache import ActivationCache
 from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
 from elmo_experiments.bilm.pretrained import resolve_bilm, source_problem, weights_problem
-from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix
+from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix, mixes_penalty, mixes_report
 from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.config.registry import PROBABILITY, Param, register
@@ -130,18 +130,14 @@ class ElmoTokenEmbedder(torch.nn.Module):
         # and layer norm see BOS/EOS
         mixed = [self.dropout(remove_boundaries(mix(layers, mask), mask)).reshape(
             *leading, seq, self.representation_dim) for mix in self.mixes]
-        if not self.at_input:  # output only: nothing joins the input
-            return Embedded(mixed[0].new_zeros(*leading, seq, 0), mixed)  # (..., seq, 0)
-        return Embedded(mixed[0], mixed[1:])
+        return Embedded.from_mixes(mixed, self.at_input)
 
     def regularization_penalty(self) -> torch.Tensor | None:
-        penalties = [p for p in (mix.penalty() for mix in self.mixes) if p is not None]
-        return sum(penalties) if penalties else None
+        return mixes_penalty(self.mixes)
 
     def mix_report(self) -> list[dict[str, Any]]:
         """The normalised layer weights s and γ of every mix (logged each epoch)."""
-        return [{"weights": [round(w, 6) for w in mix.normalized_weights().detach().tolist()],
-                 "gamma": round(mix.gamma.item(), 6)} for mix in self.mixes]
+        return mixes_report(self.mixes)
 
 
 register(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import torch
 
 from elmo_experiments.config.registry import Param
@@ -89,3 +92,15 @@ class ScalarMix(torch.nn.Module):
         if self.mode != "learned" or self.l2 == 0.0:
             return None
         return self.l2 * (self.scalar_parameters ** 2).sum()
+
+
+def mixes_penalty(mixes: Iterable[ScalarMix]) -> torch.Tensor | None:
+    """The sum of the mixes' λ·||w||² penalties, or None when none has one."""
+    penalties = [p for p in (mix.penalty() for mix in mixes) if p is not None]
+    return sum(penalties) if penalties else None
+
+
+def mixes_report(mixes: Iterable[ScalarMix]) -> list[dict[str, Any]]:
+    """The normalised layer weights s and γ of every mix (logged each epoch)."""
+    return [{"weights": [round(w, 6) for w in mix.normalized_weights().detach().tolist()],
+             "gamma": round(mix.gamma.item(), 6)} for mix in mixes]

@@ -9,7 +9,6 @@ digest it must still have. ``archive.json`` lists which.
 from __future__ import annotations
 
 import copy
-import hashlib
 import io
 import json
 import os
@@ -19,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.data.files import atomic_write, read_json
+from elmo_experiments.data.files import atomic_write, read_json, sha256_of
 from elmo_experiments.errors import DataError, RunDirError
 
 ARCHIVE_FILE = "model.tar.gz"
@@ -47,6 +46,17 @@ def _named(elmo: dict[str, Any]) -> str | None:
     return name if name in KNOWN or name in shipped() else None
 
 
+def _recorded_bilms(run_dir: Path, count: int) -> list[dict[str, str]] | None:
+    """The biLM files and digests ``run.json`` recorded, if it has all ``count`` of them."""
+    from elmo_experiments.training.run_identity import read_record
+
+    entries = (read_record(run_dir) or {}).get("bilm") or []
+    complete = len(entries) == count and all(
+        {"options", "weight_file", "sha1"} <= set(e) and Path(e["options"]).is_file()
+        and Path(e["weight_file"]).is_file() for e in entries)
+    return entries if complete else None
+
+
 def write_archive(run_dir: str | Path, weights: str = "best.pt",
                   output: str | Path | None = None) -> Path:
     """Pack the run into ``output`` (default ``RUN_DIR/model.tar.gz``), atomically."""
@@ -63,11 +73,19 @@ def write_archive(run_dir: str | Path, weights: str = "best.pt",
               if p.is_file()}
     if (run_dir / "metrics.json").is_file():
         files["metrics.json"] = run_dir / "metrics.json"
+    elmos = elmo_configs(config)
+    recorded = _recorded_bilms(run_dir, len(elmos))
     bilms = []
-    for index, elmo in enumerate(elmo_configs(config)):
-        options, weight_file = resolve_bilm(elmo.get("weights"), elmo.get("options_file"),
-                                            elmo.get("weight_file"))
-        entry: dict[str, Any] = {"sha1": weights_digest(options, weight_file)}
+    for index, elmo in enumerate(elmos):
+        if recorded:  # resolved and digested when the run started: no second read
+            options, weight_file = Path(recorded[index]["options"]), \
+                Path(recorded[index]["weight_file"])
+            sha1 = recorded[index]["sha1"]
+        else:
+            options, weight_file = resolve_bilm(elmo.get("weights"), elmo.get("options_file"),
+                                                elmo.get("weight_file"))
+            sha1 = weights_digest(options, weight_file)
+        entry: dict[str, Any] = {"sha1": sha1}
         name = _named(elmo)
         if name is not None:
             entry["name"] = name
@@ -92,20 +110,12 @@ def write_archive(run_dir: str | Path, weights: str = "best.pt",
     return target
 
 
-def _digest(path: Path) -> str:
-    sha = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
-
-
 def extract_archive(path: str | Path) -> Path:
     """The folder holding ``path``'s contents: extracted once into the cache (by digest)."""
     from elmo_experiments.bilm.pretrained import cache_root
 
     path = Path(path)
-    folder = cache_root() / "archives" / _digest(path)[:20]
+    folder = cache_root() / "archives" / sha256_of(path)[:20]
     if (folder / MANIFEST_FILE).is_file():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)

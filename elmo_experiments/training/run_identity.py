@@ -33,20 +33,15 @@ def bilm_digests(config: Any) -> list[dict[str, str]]:
     """Every ``elmo`` embedder's weights in a config and the SHA-1 of its two files."""
     from elmo_experiments.bilm.pretrained import resolve_bilm
     from elmo_experiments.bilm.weights import weights_digest
+    from elmo_experiments.training.archive import elmo_configs
 
     found: list[dict[str, str]] = []
-    if isinstance(config, dict):
-        if config.get("type") == "elmo":
-            options, weights = resolve_bilm(config.get("weights"), config.get("options_file"),
-                                            config.get("weight_file"))
-            found.append({"weights": str(config.get("weights") or options.parent),
-                          "options": str(options.resolve()), "weight_file": str(weights.resolve()),
-                          "sha1": weights_digest(options, weights)})
-        for value in config.values():
-            found += bilm_digests(value)
-    elif isinstance(config, list):
-        for value in config:
-            found += bilm_digests(value)
+    for elmo in elmo_configs(config):
+        options, weights = resolve_bilm(elmo.get("weights"), elmo.get("options_file"),
+                                        elmo.get("weight_file"))
+        found.append({"weights": str(elmo.get("weights") or options.parent),
+                      "options": str(options.resolve()), "weight_file": str(weights.resolve()),
+                      "sha1": weights_digest(options, weights)})
     return found
 
 

@@ -15,6 +15,14 @@ class Embedded:
     input: torch.Tensor  # (batch, seq, dim); width 0 when nothing joins the input
     extra: list[torch.Tensor] = field(default_factory=list)  # each (batch, seq, dim_k)
 
+    @classmethod
+    def from_mixes(cls, mixed: list[torch.Tensor], at_input: bool) -> Embedded:
+        """One tensor per mix, (..., seq, dim): the first joins the input unless ``at_input``
+        is false (then the input part is empty and every mix is a further placement)."""
+        if not at_input:
+            return cls(mixed[0][..., :0], mixed)  # (..., seq, 0)
+        return cls(mixed[0], mixed[1:])
+
 
 class EmbedderStack(torch.nn.Module):
     """``forward(tokens)`` embeds ``tokens[key]`` with ``embedders[key]`` and concatenates the
