@@ -300,13 +300,16 @@ def data_list() -> None:
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="training threads (1 with a fixed --seed: identical files)")
 @click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--exclude", help="CoNLL-2012 documents (file, folder or glob) cut out of raw "
+              "CORPUS first, as the pretraining corpus's `exclude` does")
 def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs: int,
-            workers: int, seed: int) -> None:
+            workers: int, seed: int, exclude: str | None) -> None:
     """Train word2vec skip-gram vectors on CORPUS (file, folder or glob, .gz too) and write
     them to OUTPUT in GloVe's text format (an `embedding` pretrained_file), plus OUTPUT.json."""
     from elmo_experiments.analysis.static_vectors import train_vectors
 
-    summary = train_vectors(corpus, output, dim, fmt, min_count, epochs, workers, seed)
+    summary = train_vectors(corpus, output, dim, fmt, min_count, epochs, workers, seed,
+                            exclude=exclude)
     click.echo(f"{output}: {summary['vocabulary_size']} words, {dim} dims, "
                f"{summary['corpus']['tokens']} tokens, {summary['wall_time_s']:.1f} s", err=True)
 

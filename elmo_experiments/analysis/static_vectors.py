@@ -44,11 +44,13 @@ class _SentenceFile:
                 yield line.rstrip("\n").split(" ")
 
 
-def _tokenise(corpus: str, fmt: str, out: Path) -> tuple[int, int]:
-    """Write the corpus's sentences to ``out``, one a line; (sentences, tokens)."""
+def _tokenise(corpus: str, fmt: str, out: Path, exclude: str | None = None,
+              report: dict[str, Any] | None = None) -> tuple[int, int]:
+    """Write the corpus's sentences to ``out``, one a line, the documents of ``exclude`` cut
+    out first (as in pretraining); (sentences, tokens)."""
     sentences = tokens = 0
     with open(out, "w", encoding="utf-8") as handle:
-        for sentence in read_sentences(corpus, fmt):
+        for sentence in read_sentences(corpus, fmt, exclude, report):
             # a token never holds whitespace in the GloVe format: split any such token
             words = [piece for token in sentence for piece in token.split()]
             if words:
@@ -71,10 +73,12 @@ def _write_glove(path: str, words: list[str], vectors: Any) -> None:
 
 def train_vectors(corpus: str, output: str, dim: int = 100, fmt: str = "raw",
                   min_count: int = 5, epochs: int = 5, workers: int = 2,
-                  seed: int = 1, window: int = 5) -> dict[str, Any]:
+                  seed: int = 1, window: int = 5, exclude: str | None = None) -> dict[str, Any]:
     """Train skip-gram vectors on ``corpus`` and write them to ``output`` (GloVe text) and
     ``output + '.json'`` (settings, corpus digest, vocabulary size, wall time); the sidecar's
-    contents are returned. ``workers=1`` with a fixed ``seed`` gives identical files."""
+    contents are returned. ``exclude``: CoNLL-2012 documents cut out of raw text first (the
+    pretraining corpus's ``exclude``). ``workers=1`` with a fixed ``seed`` gives identical
+    files."""
     gensim = _gensim()
     if fmt not in FORMATS:
         raise DataError(f"{corpus}: format must be one of {', '.join(FORMATS)}, not {fmt!r}")
@@ -85,7 +89,8 @@ def train_vectors(corpus: str, output: str, dim: int = 100, fmt: str = "raw",
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".vectors-", dir=Path(output).parent) as folder:
         sentence_file = Path(folder) / "sentences.txt"
-        sentences, tokens = _tokenise(corpus, fmt, sentence_file)
+        excluded: dict[str, Any] = {}
+        sentences, tokens = _tokenise(corpus, fmt, sentence_file, exclude, excluded)
         if not sentences:
             raise DataError(f"{corpus}: no sentences to train word vectors on")
         read_seconds = time.perf_counter() - start
@@ -106,7 +111,8 @@ def train_vectors(corpus: str, output: str, dim: int = 100, fmt: str = "raw",
                      "algorithm": "word2vec skip-gram, negative sampling"},
         "corpus": {"path": corpus, "files": len(files),
                    "bytes": sum(f.stat().st_size for f in files), "sha1": sha1_of(*files),
-                   "sentences": sentences, "tokens": tokens},
+                   "sentences": sentences, "tokens": tokens,
+                   "exclude": exclude, "excluded": excluded},
         "vocabulary_size": len(model.wv),
         "output": str(output),
         "read_seconds": round(read_seconds, 3),

@@ -105,3 +105,21 @@ def test_missing_gensim_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "gensim", None)  # import gensim now raises ImportError
     with pytest.raises(ElmoError, match=r"needs gensim: pip install"):
         train_vectors(str(SAMPLE), str(tmp_path / "out.txt"), dim=8, fmt="tokenized")
+
+
+def test_exclude_cuts_documents_out_as_pretraining_does(tmp_path):
+    novel = tmp_path / "novel.txt"
+    novel.write_text("The cat sat on the mat.\n\n" * 3 + "A zebra grazed quietly.\n\n"
+                     + "The dog sat.\n" * 3)
+    excerpt = tmp_path / "excerpt.conll"
+    words = ["A", "zebra", "grazed", "quietly", "."]
+    excerpt.write_text("\n".join(["#begin document (x); part 0",
+                                  *[f"x\t0\t{i}\t{w}\t_" for i, w in enumerate(words)],
+                                  "", "#end document", ""]))
+    out = tmp_path / "cut.txt"
+    summary = train_vectors(str(novel), str(out), dim=4, min_count=1, workers=1,
+                            exclude=str(excerpt))
+    vocabulary = {line.split(" ")[0] for line in out.read_text().splitlines()}
+    assert "cat" in vocabulary and "zebra" not in vocabulary
+    assert summary["corpus"]["exclude"] == str(excerpt)
+    assert summary["corpus"]["excluded"][str(novel)]["documents"] == 1
