@@ -63,9 +63,11 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
             if values:
                 figures[name] = stats(values)
         bilms = sorted({b["sha1"] for _, _, r in runs for b in r.get("bilm", [])})
+        vectors = sorted({v["sha1"] for _, _, r in runs for v in r.get("vectors", [])})
         rows.append({"variant": variant, "fraction": fraction,
                      "seeds": sorted(s for s, _, _ in runs), "metrics": figures,
-                     "bilm_sha1": bilms, "elmo_mixes": mean_mixes([m for _, m, _ in runs]),
+                     "bilm_sha1": bilms, "vectors_sha1": vectors,
+                     "elmo_mixes": mean_mixes([m for _, m, _ in runs]),
                      "embedded_sample": any((m.get("data") or {}).get("embedded_sample")
                                             for _, m, _ in runs),
                      "commits": sorted({m.get("code", "") for _, m, _ in runs})})

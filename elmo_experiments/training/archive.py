@@ -26,14 +26,19 @@ MANIFEST_FILE = "archive.json"
 FORMAT = 1
 
 
+def configs_of_type(config: Any, kind: str) -> list[dict[str, Any]]:
+    """Every component config of ``type: kind`` in ``config``, in document order."""
+    if isinstance(config, dict):
+        found = [config] if config.get("type") == kind else []
+        return found + [c for value in config.values() for c in configs_of_type(value, kind)]
+    if isinstance(config, list):
+        return [c for value in config for c in configs_of_type(value, kind)]
+    return []
+
+
 def elmo_configs(config: Any) -> list[dict[str, Any]]:
     """Every ``elmo`` embedder config in ``config``, in document order."""
-    if isinstance(config, dict):
-        found = [config] if config.get("type") == "elmo" else []
-        return found + [c for value in config.values() for c in elmo_configs(value)]
-    if isinstance(config, list):
-        return [c for value in config for c in elmo_configs(value)]
-    return []
+    return configs_of_type(config, "elmo")
 
 
 def _named(elmo: dict[str, Any]) -> str | None:

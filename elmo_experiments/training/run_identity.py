@@ -3,7 +3,7 @@
 Written when a run starts (or resumes: each start is one entry of ``sessions``) and completed
 when it ends: the source config and its SHA-256, the ``-o`` overrides and ext vars, the
 environment variables the config read, the code's commit, package, torch and Python versions,
-the host, and the digest of every biLM the config names.
+the host, and the digest of every biLM and word-vector file the config names.
 """
 
 from __future__ import annotations
@@ -45,6 +45,16 @@ def bilm_digests(config: Any) -> list[dict[str, str]]:
     return found
 
 
+def vector_digests(config: Any) -> list[dict[str, str]]:
+    """Every ``embedding``'s ``pretrained_file`` in a config and its SHA-1."""
+    from elmo_experiments.data.files import sha1_of
+    from elmo_experiments.training.archive import configs_of_type
+
+    files = [c["pretrained_file"] for c in configs_of_type(config, "embedding")
+             if c.get("pretrained_file")]
+    return [{"file": str(Path(f).resolve()), "sha1": sha1_of(Path(f))} for f in files]
+
+
 def identity(source: str | Path, overrides: list[str] | None, ext_vars: dict[str, str] | None,
              environment: dict[str, str] | None, config: dict[str, Any]) -> dict[str, Any]:
     source = Path(source)
@@ -55,6 +65,7 @@ def identity(source: str | Path, overrides: list[str] | None, ext_vars: dict[str
         "ext_vars": dict(ext_vars or {}),
         "environment_read": dict(sorted((environment or {}).items())),
         "bilm": bilm_digests(config),
+        "vectors": vector_digests(config),
     }
 
 

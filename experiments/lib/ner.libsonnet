@@ -1,5 +1,6 @@
 // The CoNLL-2003 BiLSTM-CRF pieces (Peters et al. 2018, section 4, NER), shared by the NER configs.
 local data = import 'data.libsonnet';
+local vectors = import 'vectors.libsonnet';
 {
   reader: {
     type: 'conll2003',
@@ -15,7 +16,7 @@ local data = import 'data.libsonnet';
     validation_data_path: data.path('ner_conll2003/eng.testa', 'tasks/ner/sample/dev.txt'),
     test_data_path: data.path('ner_conll2003/eng.testb', 'tasks/ner/sample/test.txt'),
   },
-  word_embedding(dim=50):: { type: 'embedding', embedding_dim: dim, trainable: true },
+  word_embedding(dim=50):: vectors.embedding(dim),
   char_cnn: {
     type: 'character_encoding',
     embedding_dim: 16,

@@ -2,6 +2,7 @@
 // ELMO_SIZE=cpu selects the CPU-sized variant (tasks/snli/README.md); default: the paper's.
 // Train here is the 1% sample of SNLI (5,498 labelled pairs); dev and test are complete.
 local data = import 'data.libsonnet';
+local vectors = import 'vectors.libsonnet';
 local switches = import 'switches.libsonnet';
 local cpu = switches.choice('ELMO_SIZE', ['paper', 'cpu'], 'paper') == 'cpu';
 local hidden = if cpu then 100 else 300;
@@ -14,8 +15,8 @@ local hidden = if cpu then 100 else 300;
     validation_data_path: data.path('snli/snli_1.0_dev.jsonl.gz', 'tasks/snli/sample/dev.jsonl'),
     test_data_path: data.path('snli/snli_1.0_test.jsonl.gz', 'tasks/snli/sample/test.jsonl'),
   },
-  // No GloVe on these machines: trainable random vectors (the paper: fixed GloVe 840B 300d).
-  word_embedding: { type: 'embedding', embedding_dim: hidden, trainable: true },
+  // The paper: fixed GloVe 840B 300d; here vectors.libsonnet's (Gutenberg word2vec or random).
+  word_embedding: vectors.embedding(hidden),
   // 50% variational dropout on every LSTM input (the encoders' input_dropout).
   model(embedders, attention_dropout=0.0, weight_l2=0.0):: {
     type: 'esim',

@@ -1,6 +1,7 @@
 // The SST-5 BCN pieces (Peters et al. 2018, section 4, SST-5), shared by the SST configs.
 // ELMO_SIZE=cpu selects the CPU-sized variant (tasks/sst5/README.md); default: the paper's.
 local data = import 'data.libsonnet';
+local vectors = import 'vectors.libsonnet';
 local switches = import 'switches.libsonnet';
 local cpu = switches.choice('ELMO_SIZE', ['paper', 'cpu'], 'paper') == 'cpu';
 local indexers = { tokens: { type: 'single_id', lowercase_tokens: false } };
@@ -18,8 +19,8 @@ local indexers = { tokens: { type: 'single_id', lowercase_tokens: false } };
     test_data_path: data.path('sst/test.txt', 'tasks/sst5/sample/test.txt'),
   },
   local hidden = if cpu then 100 else 300,
-  // No GloVe on these machines: trainable random vectors (the paper: fixed GloVe 840B 300d).
-  word_embedding: { type: 'embedding', embedding_dim: hidden, trainable: true },
+  // The paper: fixed GloVe 840B 300d; here vectors.libsonnet's (Gutenberg word2vec or random).
+  word_embedding: vectors.embedding(hidden),
   model(embedders):: {
     type: 'bcn',
     token_embedders: embedders,

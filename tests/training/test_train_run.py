@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -158,6 +159,18 @@ def test_force_keeps_the_old_run_when_the_new_model_cannot_be_built(tmp_path):
     assert (run_dir / "precious.txt").read_text() == "an earlier run"
 
 
+def test_run_json_names_each_word_vector_file_and_its_digest(tmp_path):
+    from elmo_experiments.training.run_identity import vector_digests
+
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("the 0.1 0.2\n")
+    config = {"model": {"token_embedders": {
+        "tokens": {"type": "embedding", "embedding_dim": 2, "pretrained_file": str(vectors)},
+        "chars": {"type": "embedding", "embedding_dim": 2}}}}
+    assert vector_digests(config) == [
+        {"file": str(vectors.resolve()), "sha1": hashlib.sha1(vectors.read_bytes()).hexdigest()}]
+
+
 def test_run_json_says_what_produced_the_run(reference_run, tmp_path):
     import hashlib
     import re
@@ -167,8 +180,9 @@ def test_run_json_says_what_produced_the_run(reference_run, tmp_path):
     assert record["config"] == {"path": str(CONFIG.resolve()),
                                 "sha256": hashlib.sha256(CONFIG.read_bytes()).hexdigest()}
     assert record["overrides"] == FAST and record["ext_vars"] == {}
-    assert record["environment_read"] == {"ELMO_DATA_DIR": ""}  # the sample fallback was used
-    assert record["bilm"] == []  # the baseline names no biLM
+    # the sample fallback and random word vectors were used
+    assert record["environment_read"] == {"ELMO_DATA_DIR": "", "ELMO_VECTORS_DIR": ""}
+    assert record["bilm"] == [] and record["vectors"] == []  # no biLM, no word vectors
     [session] = record["sessions"]
     assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?|elmo-experiments \S+", session["code"])
     assert set(session["versions"]) == {"elmo_experiments", "torch", "python"}
