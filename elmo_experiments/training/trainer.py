@@ -27,6 +27,11 @@ from elmo_experiments.precision import autocast, warn_if_emulated
 from elmo_experiments.progress import progress
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.evaluation import Loader, evaluate
+from elmo_experiments.training.moving_average import (
+    MOVING_AVERAGE_PARAMS,
+    MovingAverage,
+    maybe_applied,
+)
 from elmo_experiments.training.run_dir import (
     load_checkpoint,
     save_checkpoint,
@@ -58,6 +63,8 @@ TRAINER_PARAMS = (
     Param("cuda_device", int, None, doc="AllenNLP's name: -1 the CPU, N the N-th GPU"),
     Param("amp", str, None, choices=("bf16",), doc="mixed precision: products in bf16 under "
           "autocast; weights, optimizer state and loss stay fp32"),
+    Param("moving_average", fields=MOVING_AVERAGE_PARAMS, default=None,
+          doc="evaluate (and keep as best.pt) an exponential moving average of the weights"),
 )
 
 
@@ -114,6 +121,8 @@ class Trainer:
         self.state = TrainState()
         self.partial: dict[str, Any] | None = None  # where a stopped epoch stopped
         self.stop_signal: int | None = None  # set by the SIGINT/SIGTERM handler
+        average = settings.get("moving_average")
+        self.average = MovingAverage(model, average["decay"]) if average else None
 
     # -- checkpoints -------------------------------------------------------------------------
     def _save_last(self, partial: dict[str, Any] | None = None) -> None:
@@ -122,6 +131,7 @@ class Trainer:
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
+            "moving_average": self.average.state_dict() if self.average is not None else None,
             "state": self.state.__dict__,
             "partial": partial,
             "torch_rng": torch.get_rng_state(),
@@ -143,6 +153,11 @@ class Trainer:
         self.optimizer.load_state_dict(checkpoint["optimizer"])
         if self.scheduler is not None and checkpoint["scheduler"] is not None:
             self.scheduler.load_state_dict(checkpoint["scheduler"])
+        if self.average is not None:
+            if checkpoint.get("moving_average") is None:
+                raise ConfigError([f"trainer.moving_average: {path} was written without a "
+                                   f"moving average; resume without it or train afresh"])
+            self.average.load_state_dict(checkpoint["moving_average"])
         self.state = TrainState(**checkpoint["state"])
         for record in self.state.history:  # rewritten: a damaged epoch file is repaired
             write_json(self.run_dir / f"metrics_epoch_{record['epoch']}.json", record)
@@ -217,6 +232,8 @@ class Trainer:
                 self.optimizer.zero_grad(set_to_none=True)
             else:
                 self.optimizer.step()
+                if self.average is not None:
+                    self.average.update(self.model)
                 total_loss += loss.item()
             logs = {"loss": total_loss / max(batches - skipped, 1)}
             metrics = compute_all(self.model.metrics)
@@ -299,57 +316,64 @@ class Trainer:
             epoch = self.state.epoch
             start = time.perf_counter() - (self.partial or {}).get("elapsed", 0.0)
             train_metrics = self.train_epoch(epoch)
-            amp = self.settings.get("amp")
-            validation = (evaluate(self.model, self.validation_loader, amp=amp,
-                                   dataset_metric=self.dataset_metric)
-                          if self.validation_loader is not None else None)
-            duration = time.perf_counter() - start
-            watched = validation if validation is not None else train_metrics
-            if self.metric_name not in watched:
-                raise ConfigError([f"trainer.validation_metric: epoch {epoch + 1} reported no "
-                                   f"{self.metric_name!r} (it reported {', '.join(watched)})"])
-            value = watched[self.metric_name]
-            if not math.isfinite(value):
-                self._stop_nonfinite(epoch, len(self.train_loader),
-                                     f"validation {self.metric_name} is {value}")
-            record = {"epoch": epoch + 1, "duration_s": duration,
-                      "lr": self.optimizer.param_groups[0]["lr"],
-                      **{f"training_{k}": _to_float(v) for k, v in train_metrics.items()},
-                      **{f"validation_{k}": _to_float(v) for k, v in (validation or {}).items()}}
-            mixes = mix_reports(self.model)
-            if mixes:
-                record["elmo_mixes"] = mixes
-                for mix in mix_weights(mixes, mix_placements(self.model)):
-                    logger.info(format_mix(mix))
-            if self._is_better(value):
-                self.state.best_value, self.state.best_epoch = value, epoch + 1
-                self.state.bad_epochs = 0
-                save_checkpoint(self.run_dir / "best.pt",
-                                {**self.description, "kind": "best",
-                                 "parameters": shapes(self.model),
-                                 "model": self.model.state_dict(),
-                                 "epoch": epoch + 1, "metric": self.settings["validation_metric"],
-                                 self.settings["validation_metric"]: value})
-            else:
-                self.state.bad_epochs += 1
+            with maybe_applied(self.average, self.model):  # evaluated and kept: the average
+                value, record = self._validate_and_keep(epoch, start, train_metrics)
             if self.scheduler is not None:
                 if isinstance(self.scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau):
                     self.scheduler.step(value)
                 else:
                     self.scheduler.step()
             self.state.epoch = epoch + 1
-            self.state.elapsed += duration
+            self.state.elapsed += record["duration_s"]
             self.state.history.append(record)
             write_json(self.run_dir / f"metrics_epoch_{epoch + 1}.json", record)
             self._save_last()
             logger.info("epoch %d/%d %s %.4f (best %.4f at epoch %d) in %.1fs", epoch + 1,
                         num_epochs, self.metric_name, value, self.state.best_value,
-                        self.state.best_epoch, duration)
+                        self.state.best_epoch, record["duration_s"])
             for callback in self.callbacks:
                 callback.on_epoch(epoch + 1, record)
             if patience is not None and self.state.bad_epochs >= patience:
                 logger.info("no improvement in %d epochs; stopping", patience)
                 break
+
+    def _validate_and_keep(self, epoch: int, start: float, train_metrics: dict[str, float]
+                           ) -> tuple[float, dict[str, Any]]:
+        """Validate the model as it is now, keep ``best.pt`` if this epoch is the best; the
+        watched figure and the epoch's record."""
+        validation = (evaluate(self.model, self.validation_loader, amp=self.settings.get("amp"),
+                               dataset_metric=self.dataset_metric)
+                      if self.validation_loader is not None else None)
+        duration = time.perf_counter() - start
+        watched = validation if validation is not None else train_metrics
+        if self.metric_name not in watched:
+            raise ConfigError([f"trainer.validation_metric: epoch {epoch + 1} reported no "
+                               f"{self.metric_name!r} (it reported {', '.join(watched)})"])
+        value = watched[self.metric_name]
+        if not math.isfinite(value):
+            self._stop_nonfinite(epoch, len(self.train_loader),
+                                 f"validation {self.metric_name} is {value}")
+        record = {"epoch": epoch + 1, "duration_s": duration,
+                  "lr": self.optimizer.param_groups[0]["lr"],
+                  **{f"training_{k}": _to_float(v) for k, v in train_metrics.items()},
+                  **{f"validation_{k}": _to_float(v) for k, v in (validation or {}).items()}}
+        mixes = mix_reports(self.model)
+        if mixes:
+            record["elmo_mixes"] = mixes
+            for mix in mix_weights(mixes, mix_placements(self.model)):
+                logger.info(format_mix(mix))
+        if self._is_better(value):
+            self.state.best_value, self.state.best_epoch = value, epoch + 1
+            self.state.bad_epochs = 0
+            save_checkpoint(self.run_dir / "best.pt",
+                            {**self.description, "kind": "best",
+                             "parameters": shapes(self.model),
+                             "model": self.model.state_dict(),
+                             "epoch": epoch + 1, "metric": self.settings["validation_metric"],
+                             self.settings["validation_metric"]: value})
+        else:
+            self.state.bad_epochs += 1
+        return value, record
 
 
 def check_validation_metric(model: torch.nn.Module, dataset_metric: DatasetMetric | None,
