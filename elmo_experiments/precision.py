@@ -51,7 +51,7 @@ def autocast_dtype(device_type: str = "cpu") -> torch.dtype | None:
     return None
 
 
-def run_lstm(lstm: torch.nn.LSTM, inputs: torch.Tensor) -> tuple[torch.Tensor, object]:
+def run_lstm(lstm: torch.nn.RNNBase, inputs: torch.Tensor) -> tuple[torch.Tensor, object]:
     """``lstm(inputs)``; under CPU autocast without bf16 matrix units in fp32, since oneDNN
     has no bf16 LSTM for such CPUs (it fails to build its primitive)."""
     if inputs.device.type == "cpu" and torch.is_autocast_enabled("cpu") and not native_bf16():

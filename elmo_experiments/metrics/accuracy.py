@@ -8,11 +8,12 @@ from elmo_experiments.metrics.metric import State
 
 
 class CategoricalAccuracy:
-    """Share of instances whose highest-scoring class is the gold one (ties: the lowest id)."""
+    """Share of instances whose highest-scoring class is the gold one (ties: the lowest id),
+    reported under ``name``."""
 
-    names = ("accuracy",)
-
-    def __init__(self) -> None:
+    def __init__(self, name: str = "accuracy") -> None:
+        self.name = name
+        self.names = (name,)
         self.reset()
 
     def reset(self) -> None:
@@ -29,7 +30,7 @@ class CategoricalAccuracy:
         self.total += int(total)
 
     def compute(self) -> dict[str, float]:
-        return {"accuracy": 100.0 * self.correct / self.total if self.total else 0.0}
+        return {self.name: 100.0 * self.correct / self.total if self.total else 0.0}
 
     def state(self) -> State:
         return {"correct": self.correct, "total": self.total}

@@ -58,8 +58,7 @@ class Bcn(torch.nn.Module):
         attended = align(encoded, encoded, mask)  # (batch, seq, enc): the sentence on itself
         integrated = self.integrator(
             torch.cat([encoded, encoded - attended, encoded * attended], dim=-1), mask)
-        if embedded.extra:
-            integrated = torch.cat([integrated, *embedded.extra], dim=-1)
+        integrated = embedded.beside(integrated)
         pooled = torch.cat([masked_max(integrated, mask), masked_min(integrated, mask),
                             masked_mean(integrated, mask),
                             self.self_attentive_pool(integrated, mask)], dim=-1)  # (batch, 4d)

@@ -69,8 +69,7 @@ class CrfTagger(torch.nn.Module):
     ) -> dict[str, Any]:
         embedded = self.embedder(tokens)  # input (batch, seq, embed_dim); ELMo at the output
         encoded = self.encoder(embedded.input, mask)  # (batch, seq, enc_dim)
-        extra = embedded.extra
-        encoded = self.dropout(torch.cat([encoded, *extra], dim=-1) if extra else encoded)
+        encoded = self.dropout(embedded.beside(encoded))
         logits = self.tag_projection(encoded)  # (batch, seq, num_tags)
         best = self.crf.viterbi_tags(logits, mask)
         output: dict[str, Any] = {"logits": logits, "predicted_ids": [path for path, _ in best]}

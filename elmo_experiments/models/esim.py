@@ -53,7 +53,7 @@ class Esim(torch.nn.Module):
     def _encode(self, tokens: dict[str, torch.Tensor], mask: torch.Tensor) -> torch.Tensor:
         embedded = self.embedder(tokens)  # this sentence's input and its output ELMo, if any
         encoded = self.encoder(embedded.input, mask)  # (batch, seq, enc)
-        return torch.cat([encoded, *embedded.extra], dim=-1) if embedded.extra else encoded
+        return embedded.beside(encoded)
 
     def _compose(self, encoded: torch.Tensor, aligned: torch.Tensor,
                  mask: torch.Tensor) -> torch.Tensor:

@@ -22,3 +22,24 @@ def align(queries: torch.Tensor, keys: torch.Tensor, key_mask: torch.Tensor) -> 
     """
     scores = queries @ keys.transpose(1, 2)  # (batch, q, k)
     return masked_softmax(scores, key_mask[:, None, :]) @ keys  # (batch, q, dim)
+
+
+class TriLinearSimilarity(torch.nn.Module):
+    """BiDAF's similarity: ``w · [a; b; a ∘ b] + bias`` for every pair of rows, computed
+    without forming the pairs' (batch, m, n, 3d) concatenation."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.weight_a = torch.nn.Parameter(torch.empty(dim))
+        self.weight_b = torch.nn.Parameter(torch.empty(dim))
+        self.weight_ab = torch.nn.Parameter(torch.empty(dim))
+        self.bias = torch.nn.Parameter(torch.zeros(()))
+        bound = (6.0 / (3 * dim + 1)) ** 0.5  # Xavier-uniform over the (3d, 1) weight
+        for weight in (self.weight_a, self.weight_b, self.weight_ab):
+            torch.nn.init.uniform_(weight, -bound, bound)
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        # a: (batch, m, d); b: (batch, n, d) -> (batch, m, n)
+        products = (a * self.weight_ab) @ b.transpose(1, 2)  # (batch, m, n)
+        return (products + (a @ self.weight_a)[:, :, None] + (b @ self.weight_b)[:, None, :]
+                + self.bias)

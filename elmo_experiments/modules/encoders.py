@@ -1,4 +1,5 @@
-"""Sequence encoders: stacked BiLSTMs with variational dropout on every layer's input."""
+"""Sequence encoders: stacked bidirectional LSTMs or GRUs with variational dropout on every
+layer's input."""
 
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ def reverse_padded(inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return inputs.gather(1, source[:, :, None].expand(-1, -1, inputs.shape[2]))
 
 
-class StackedLstm(torch.nn.Module):
-    """LSTM layers of possibly different sizes (e.g. 200 then 100), each bidirectional.
+RNN_CELLS = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}
+
+
+class StackedRnn(torch.nn.Module):
+    """LSTM (or GRU) layers of possibly different sizes (e.g. 200 then 100), each bidirectional.
 
     The backward direction runs a forward LSTM over each sequence reversed within its length,
     so padding never reaches a real position; on CPU this dense form is faster than packing.
@@ -34,15 +38,17 @@ class StackedLstm(torch.nn.Module):
         hidden_sizes: list[int],
         bidirectional: bool = True,
         input_dropout: float = 0.5,
+        cell: str = "lstm",
     ) -> None:
         super().__init__()
+        rnn = RNN_CELLS[cell]
         self.forward_layers = torch.nn.ModuleList()
         self.backward_layers = torch.nn.ModuleList()
         size = input_dim
         for hidden in hidden_sizes:
-            self.forward_layers.append(torch.nn.LSTM(size, hidden, batch_first=True))
+            self.forward_layers.append(rnn(size, hidden, batch_first=True))
             if bidirectional:
-                self.backward_layers.append(torch.nn.LSTM(size, hidden, batch_first=True))
+                self.backward_layers.append(rnn(size, hidden, batch_first=True))
             size = hidden * (2 if bidirectional else 1)
         self.bidirectional = bidirectional
         self.dropout = VariationalDropout(input_dropout)
@@ -65,13 +71,13 @@ class StackedLstm(torch.nn.Module):
         return output * mask[:, :, None]  # (batch, seq, output_dim), zero at padding
 
 
-register(
-    "seq2seq_encoder",
-    "lstm",
-    params=[
-        Param("hidden_sizes", list),
-        Param("bidirectional", bool, True),
-        Param("input_dropout", float, 0.5, bounds=PROBABILITY),
-    ],
-    context=("input_dim",),
-)(StackedLstm)
+StackedLstm = StackedRnn  # the name the LSTM models use
+
+RNN_PARAMS = [
+    Param("hidden_sizes", list),
+    Param("bidirectional", bool, True),
+    Param("input_dropout", float, 0.5, bounds=PROBABILITY),
+]
+register("seq2seq_encoder", "lstm", params=RNN_PARAMS, context=("input_dim",))(StackedRnn)
+register("seq2seq_encoder", "gru", params=RNN_PARAMS, context=("input_dim",))(
+    lambda input_dim, **params: StackedRnn(input_dim, cell="gru", **params))

@@ -15,6 +15,11 @@ class Embedded:
     input: torch.Tensor  # (batch, seq, dim); width 0 when nothing joins the input
     extra: list[torch.Tensor] = field(default_factory=list)  # each (batch, seq, dim_k)
 
+    def beside(self, encoded: torch.Tensor) -> torch.Tensor:
+        """``encoded`` (..., seq, d) with the further placements concatenated after it (ELMo at
+        the output of the layer that made ``encoded``): (..., seq, d + extra dims)."""
+        return torch.cat([encoded, *self.extra], dim=-1) if self.extra else encoded
+
     @classmethod
     def from_mixes(cls, mixed: list[torch.Tensor], at_input: bool) -> Embedded:
         """One tensor per mix, (..., seq, dim): the first joins the input unless ``at_input``
