@@ -17,9 +17,9 @@ def brute_force(start: list[float], end: list[float], length: int,
     """Every (i, j) with i <= j < length in order; the first best wins."""
     best, where = float("-inf"), (0, 0)
     for i, j in itertools.product(range(length), repeat=2):
-        if i <= j and (max_length is None or j - i < max_length):
-            if start[i] + end[j] > best:
-                best, where = start[i] + end[j], (i, j)
+        allowed = i <= j and (max_length is None or j - i < max_length)
+        if allowed and start[i] + end[j] > best:
+            best, where = start[i] + end[j], (i, j)
     return where, best
 
 
