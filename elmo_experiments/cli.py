@@ -249,6 +249,21 @@ def score_ner(path: str, iobes: bool) -> None:
     click.echo(conlleval_report(path, iobes=iobes), nl=False)
 
 
+@score.command("squad")
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.argument("predictions", type=click.Path(dir_okay=False))
+def score_squad(data: str, predictions: str) -> None:
+    """Print SQuAD v1.1's exact match and F1 of PREDICTIONS as one JSON line, as the official
+    evaluate-v1.1.py prints them.
+
+    DATA is the SQuAD v1.1 file (.json or .json.gz); PREDICTIONS a JSON object question id ->
+    answer text. A question without a prediction scores 0; ids not in DATA are ignored.
+    """
+    from elmo_experiments.tasks.squad import score_files
+
+    click.echo(json.dumps(score_files(data, predictions)))
+
+
 @cli.group()
 def data() -> None:
     """Fetch the public data sets into $ELMO_DATA_DIR; say where the others go."""
