@@ -340,8 +340,10 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
               help="a submitit Slurm parameter, key=value (e.g. slurm_partition=gpu)")
 @click.option("--print-commands", is_flag=True,
               help="print one `elmo-exp train` command per unfinished cell and run nothing")
+@click.option("--only", "only", multiple=True, metavar="VARIANT",
+              help="run (and summarise) only this variant's cells; repeatable")
 def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
-          slurm_settings: tuple[str, ...], print_commands: bool) -> None:
+          slurm_settings: tuple[str, ...], print_commands: bool, only: tuple[str, ...]) -> None:
     """Run the grid SPEC (jsonnet: config, variants, seeds, fractions): one run directory per
     cell; finished cells are skipped, interrupted ones recovered; ends with a summary."""
     from elmo_experiments.sweeps.execute import cell_dir, finished, run_sweep
@@ -350,6 +352,7 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
 
     grid = load_sweep(spec)
     root = Path(sweep_dir or Path("runs") / "sweeps" / grid.name)
+    grid = grid.only(list(only))
     if print_commands:
         for cell in grid.cells:
             if not finished(cell_dir(root, cell)):

@@ -21,7 +21,7 @@ A cell is one run directory, ``SWEEP_DIR/<variant>-frac<f>-seed<s>``, trained wi
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,18 @@ class Sweep:
     cells: list[Cell]
     metrics: list[str]
     workers: int
+
+    def only(self, variants: list[str]) -> Sweep:
+        """The grid restricted to some of its variants (all of them when ``variants`` is
+        empty); an unknown name is a ``ConfigError`` listing the spec's variants."""
+        if not variants:
+            return self
+        known = list(dict.fromkeys(cell.variant for cell in self.cells))
+        unknown = [v for v in variants if v not in known]
+        if unknown:
+            raise ConfigError([f"--only {v}: the sweep {self.name!r} has no such variant "
+                               f"(it has {', '.join(known)})" for v in unknown])
+        return replace(self, cells=[c for c in self.cells if c.variant in variants])
 
 
 def load_sweep(path: str | Path) -> Sweep:

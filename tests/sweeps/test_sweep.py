@@ -130,3 +130,19 @@ def test_every_ablation_spec_builds_valid_configs(spec: Path,
     for cell in {c.variant: c for c in grid.cells}.values():  # one cell per variant
         config = load_config(cell.config, dict(cell.ext_vars), list(cell.overrides))
         validate_experiment(config, source=cell.name)
+
+
+def test_only_restricts_the_grid_to_named_variants(tmp_path: Path) -> None:
+    from elmo_experiments.errors import ConfigError
+
+    spec = _spec(tmp_path, {"a": {}, "b": {"overrides": ["model.dropout=0.3"]}}, [1, 2])
+    grid = load_sweep(spec)
+    assert [c.name for c in grid.only(["b"]).cells] == ["b-frac1-seed1", "b-frac1-seed2"]
+    assert grid.only([]).cells == grid.cells
+    with pytest.raises(ConfigError, match=r"--only c: the sweep 'grid' has no such variant "
+                                          r"\(it has a, b\)"):
+        grid.only(["c"])
+    printed = subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
+                              "-s", str(tmp_path / "s"), "--print-commands", "--only", "a"],
+                             capture_output=True, text=True, timeout=120)
+    assert printed.stdout.count("elmo-exp train") == 2 and "dropout" not in printed.stdout
