@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -28,6 +29,44 @@ def unescape_ptb(token: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Tokens of ``text`` (whitespace dropped)."""
     return [token.text for token in _pipeline().tokenizer(text) if not token.is_space]
+
+
+@lru_cache(maxsize=8)
+def _splitters(split_characters: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """What a token must contain to be split (whitespace or one of ``split_characters``), and
+    its pieces: each of ``split_characters`` alone, or a run of other non-whitespace."""
+    chars = re.escape(split_characters)
+    if not split_characters:
+        return re.compile(r"\s"), re.compile(r"\S+")
+    return re.compile(rf"[{chars}\s]"), re.compile(rf"[{chars}]|[^{chars}\s]+")
+
+
+def tokenize_with_offsets(text: str, split_characters: str = "") -> list[tuple[str, int, int]]:
+    """Tokens of ``text`` as ``(token, start, end)`` character offsets (end exclusive), so that
+    ``text[start:end] == token``; whitespace is dropped, also inside a spaCy token.
+
+    Each of ``split_characters`` inside a spaCy token becomes a token of its own, and the
+    pieces between are tokenised again (``1830.[n`` with ``"["``: ``1830``, ``.``, ``[``,
+    ``n``; ``1990–95`` with ``"–"``: ``1990``, ``–``, ``95``).
+    """
+    must_split, pieces = _splitters(split_characters)
+    tokenizer = _pipeline().tokenizer
+    out = []
+    for token in tokenizer(text):
+        if token.is_space:
+            continue
+        word, start = token.text, token.idx
+        if len(word) == 1 or not must_split.search(word):
+            out.append((word, start, start + len(word)))
+            continue
+        for match in pieces.finditer(word):
+            piece, at = match.group(), start + match.start()
+            if len(piece) == 1 or not split_characters:
+                out.append((piece, at, at + len(piece)))
+                continue
+            out.extend((part.text, at + part.idx, at + part.idx + len(part.text))
+                       for part in tokenizer(piece) if not part.is_space)
+    return out
 
 
 CHUNK_CHARS = 100_000  # spaCy refuses texts over 1,000,000 characters; stay well below
