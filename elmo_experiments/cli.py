@@ -159,9 +159,12 @@ def evaluate(run_dir: str, data_file: str, weights: str, device: str, prediction
               help="INPUT is raw text (tokenised with spaCy, split into sentences)")
 @click.option("--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @click.option("--weights", default="best.pt", show_default=True)
+@click.option("--official-output", "official_output", type=click.Path(dir_okay=False),
+              help="also write the predictions in the official scorer's format here (SQuAD: "
+              "the question id -> answer file that `elmo-exp score squad` reads)")
 @DEVICE_OPTION
 def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
-            weights: str, device: str) -> None:
+            weights: str, official_output: str | None, device: str) -> None:
     """Predict with RUN (a run directory or a model.tar.gz) for INPUT (a data file, or raw
     text with --text); write JSON lines.
 
@@ -169,7 +172,8 @@ def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
     """
     from elmo_experiments.predict import predict_lines
 
-    records = list(predict_lines(run_dir, input_file, raw_text, weights, device))
+    records = list(predict_lines(run_dir, input_file, raw_text, weights, device,
+                                 official_output))
     with contextlib.ExitStack() as stack:
         handle = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
         for record in records:

@@ -60,10 +60,20 @@ def _loader(run: Assembled, instances: list[dict[str, Any]], source: str) -> Ins
 
 
 def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,
-                  weights: str = "best.pt", device: str = "cpu") -> Iterator[dict[str, Any]]:
-    """Predictions for every sentence of ``input_path``, in input order."""
+                  weights: str = "best.pt", device: str = "cpu",
+                  official_path: str | None = None) -> Iterator[dict[str, Any]]:
+    """Predictions for every sentence of ``input_path``, in input order; with
+    ``official_path`` (a data file, not ``raw_text``) also written there in the dataset
+    metric's official format (SQuAD's id -> answer file)."""
     run = load_run(run_dir, weights, device)
-    yield from predictions_for(run, _read_input(input_path, raw_text, run.reader), input_path)
+    if official_path and (run.dataset_metric is None or raw_text):
+        why = "--text input has no official format" if raw_text else (
+            "dataset_metric: not set, so this run has no official output format to write")
+        raise ConfigError([why], source=str(run_dir))
+    predictions = predictions_for(run, _read_input(input_path, raw_text, run.reader), input_path)
+    if official_path and run.dataset_metric is not None:
+        run.dataset_metric.write(run.reader.read(input_path), predictions, official_path)
+    yield from predictions
 
 
 def predictions_for(run: Assembled, instances: list[dict[str, Any]],

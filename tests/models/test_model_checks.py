@@ -17,6 +17,8 @@ CASES = {
     "sst5": (["dataset_reader.min_phrase_length=6"], []),
     "snli_baseline": ([], []),
     "snli": ([], PLAIN_MIXES),
+    "squad_baseline": ([], []),
+    "squad": ([], []),  # no layer norm in SQuAD's mixes
 }
 
 
@@ -32,3 +34,15 @@ def test_shipped_model_passes_the_model_checks(name: str, sample_env: None,
                                                tmp_path: Path) -> None:
     overrides, batch_overrides = CASES[name]
     check_model(name, tmp_path, overrides, batch_overrides)
+
+
+# BiDAF as Seo et al. (2017) built it, from the same config: LSTMs, two highway layers, no
+# projection after the attention, no self-attention
+BIDAF = ["model.highway_layers=2", "model.attention_projection_dim=null",
+         "model.self_attention=null",
+         *(f'model.{name}={{"type": "lstm", "hidden_sizes": [8], "input_dropout": 0.2}}'
+           for name in ("phrase_encoder", "modeling_encoder", "span_end_encoder"))]
+
+
+def test_the_original_bidaf_passes_the_model_checks(sample_env: None, tmp_path: Path) -> None:
+    check_model("squad_baseline", tmp_path, BIDAF)
