@@ -346,8 +346,11 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
               help="print one `elmo-exp train` command per unfinished cell and run nothing")
 @click.option("--only", "only", multiple=True, metavar="VARIANT",
               help="run (and summarise) only this variant's cells; repeatable")
+@click.option("--threads", type=click.IntRange(min=1),
+              help="torch threads per worker (default: the CPUs shared out between workers)")
 def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
-          slurm_settings: tuple[str, ...], print_commands: bool, only: tuple[str, ...]) -> None:
+          slurm_settings: tuple[str, ...], print_commands: bool, only: tuple[str, ...],
+          threads: int | None) -> None:
     """Run the grid SPEC (jsonnet: config, variants, seeds, fractions): one run directory per
     cell; finished cells are skipped, interrupted ones recovered; ends with a summary."""
     from elmo_experiments.sweeps.execute import cell_dir, finished, run_sweep
@@ -366,7 +369,7 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     for pair in slurm_settings:
         key, _, value = pair.partition("=")
         slurm[key] = int(value) if value.isdigit() else value
-    statuses = run_sweep(grid, root, cluster, workers, slurm)
+    statuses = run_sweep(grid, root, cluster, workers, slurm, threads)
     summary = summarize(grid, root, statuses, " ".join(["elmo-exp", "sweep", *sys.argv[2:]]))
     click.echo(render(summary), nl=False)
     click.echo(f"summary: {root / 'summary.json'}", err=True)

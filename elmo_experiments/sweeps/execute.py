@@ -74,12 +74,15 @@ def executor_for(root: Path, cluster: str, slurm: dict[str, Any]) -> Any:
 
 
 def run_sweep(sweep: Sweep, root: Path, cluster: str = "local", workers: int | None = None,
-              slurm: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+              slurm: dict[str, Any] | None = None,
+              threads: int | None = None) -> list[dict[str, Any]]:
     """Run every unfinished cell (twice at most: a job that died is resumed once); returns
-    one status per cell."""
+    one status per cell. ``threads``: torch threads per worker (local default: the CPUs
+    shared out between the workers)."""
     root.mkdir(parents=True, exist_ok=True)
     workers = workers or sweep.workers
-    threads = max(1, (os.cpu_count() or 1) // workers) if cluster == "local" else None
+    if threads is None and cluster == "local":
+        threads = max(1, (os.cpu_count() or 1) // workers)
     statuses: dict[str, dict[str, Any]] = {}
     for _ in range(2):
         pending = [(c, cell_dir(root, c)) for c in sweep.cells

@@ -146,3 +146,19 @@ def test_only_restricts_the_grid_to_named_variants(tmp_path: Path) -> None:
                               "-s", str(tmp_path / "s"), "--print-commands", "--only", "a"],
                              capture_output=True, text=True, timeout=120)
     assert printed.stdout.count("elmo-exp train") == 2 and "dropout" not in printed.stdout
+
+
+def test_a_cell_runs_with_the_threads_it_is_given(tmp_path: Path) -> None:
+    import torch
+
+    from elmo_experiments.sweeps.execute import run_cell
+
+    cell = load_sweep(_spec(tmp_path, {"a": {}}, [1])).cells[0]
+    (tmp_path / "done").mkdir()
+    (tmp_path / "done" / "metrics.json").write_text("{}")
+    before = torch.get_num_threads()
+    try:
+        assert run_cell(cell, tmp_path / "done", threads=1)["status"] == "skipped"
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
