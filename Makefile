@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # The CPU wheel of torch 2.13.0 (a local file on the project's machines); override if needed.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: install test test-all lint demo clean
+.PHONY: install test test-all lint demo tables clean
 
 install: $(VENV)/.installed
 
@@ -35,6 +35,9 @@ demo: install
 		-o trainer.progress_bar=false
 	ELMO_WEIGHTS=runs/demo_bilm/bilm $(BIN)/elmo-exp train experiments/ner.jsonnet \
 		-s runs/demo --force -o data_loader.batch_size=4 -o trainer.num_epochs=20
+
+tables: install  # the README's results block, from results/
+	$(BIN)/elmo-exp tables results --readme README.md --figures results/figures > /dev/null
 
 clean:
 	rm -rf runs/demo runs/demo_bilm .pytest_cache .ruff_cache

@@ -439,15 +439,20 @@ def neighbours(word: str, sentence: str | None, weights: str, vectors: str | Non
 @click.option("--output", type=click.Path(dir_okay=False), help="also write the markdown here")
 @click.option("--figures", type=click.Path(file_okay=False),
               help="write Figures 1 and 2 (PNG and PDF) into this folder")
-def tables(results: str, output: str | None, figures: str | None) -> None:
+@click.option("--readme", type=click.Path(dir_okay=False, exists=True),
+              help="replace the block between <!-- tables:begin --> and <!-- tables:end --> "
+              "in this markdown file with the tables")
+def tables(results: str, output: str | None, figures: str | None, readme: str | None) -> None:
     """The paper's Tables 1-3 with our mean ± std (n) beside its figures, from the sweep
     summaries in RESULTS (default: results/)."""
-    from elmo_experiments.analysis.tables import render_tables, write_figures
+    from elmo_experiments.analysis.tables import render_tables, replace_block, write_figures
 
     text = render_tables(results)
     click.echo(text, nl=False)
     if output:
         Path(output).write_text(text, encoding="utf-8")
+    if readme:
+        replace_block(readme, text)
     if figures:
         for path in write_figures(results, figures):
             click.echo(f"figure: {path}", err=True)

@@ -207,3 +207,20 @@ def _save(figure: Any, stem: Path, plt: Any) -> list[Path]:
         figure.savefig(path)
     plt.close(figure)
     return paths
+
+
+BEGIN, END = "<!-- tables:begin -->\n", "<!-- tables:end -->"
+
+
+def replace_block(path: str | Path, text: str) -> None:
+    """Put ``text`` between the ``tables:begin``/``tables:end`` markers of a markdown file."""
+    from elmo_experiments.data.files import atomic_write
+
+    content = Path(path).read_text(encoding="utf-8")
+    if content.count(BEGIN) != 1 or content.count(END) != 1 or (
+            content.index(BEGIN) > content.index(END)):
+        raise DataError(f"{path}: needs one {BEGIN.strip()} line followed by one {END}")
+    head, rest = content.split(BEGIN)
+    tail = rest.split(END)[1]
+    atomic_write(str(path), lambda tmp: Path(tmp).write_text(
+        head + BEGIN + text + END + tail, encoding="utf-8"))

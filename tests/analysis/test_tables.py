@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from elmo_experiments.analysis.tables import render_tables, write_figures
@@ -60,7 +61,20 @@ def test_the_readme_shows_what_the_command_prints() -> None:
     assert printed.exit_code == 0, printed.output
     readme = (REPO / "README.md").read_text()
     block = readme.split("<!-- tables:begin -->\n")[1].split("<!-- tables:end -->")[0]
-    assert block == printed.output
+    assert block == printed.output, "regenerate it: make tables"
+
+
+def test_tables_readme_replaces_only_the_marked_block(tmp_path: Path) -> None:
+    from elmo_experiments.analysis.tables import replace_block
+    from elmo_experiments.errors import DataError
+
+    page = tmp_path / "page.md"
+    page.write_text("intro\n<!-- tables:begin -->\nold\n<!-- tables:end -->\nafter\n")
+    replace_block(page, "new\n")
+    assert page.read_text() == "intro\n<!-- tables:begin -->\nnew\n<!-- tables:end -->\nafter\n"
+    page.write_text("no markers\n")
+    with pytest.raises(DataError, match=r"page\.md: needs one <!-- tables:begin --> line"):
+        replace_block(page, "new\n")
 
 
 def test_probe_results_fill_tables_5_and_6(tmp_path: Path) -> None:
