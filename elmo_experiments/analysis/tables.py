@@ -10,6 +10,7 @@ come from ``tasks/<task>/expected.json``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ PAPER_PROBES = {  # the paper's Tables 5 and 6: biLM layers 1 and 2 (and the ref
     "wsd": {"1": 67.4, "2": 69.0, "reference": "WordNet first sense 65.9"},
     "pos": {"1": 97.3, "2": 96.8, "reference": "PTB WSJ test"},
 }
+PAPER_PROBE_LAYERS = 3  # the paper's biLM: layer 0 (char CNN, not reported), 1 and 2
 
 
 def load_results(folder: str | Path) -> dict[str, dict[str, Any]]:
@@ -50,30 +52,56 @@ def load_results(folder: str | Path) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _probe_row(probe: str, representation: str, figures: dict[int, float], layers: int,
+               reference: str) -> str:
+    """One row: layers 0-2, the further layers, the best layer (figure, index of N), the
+    reference. ``figures``: layer -> figure (layers not reported are absent)."""
+    cells = [f"{figures[j]:.1f}" if j in figures else "—" for j in range(3)]
+    further = ", ".join(f"{j}: {figures[j]:.1f}" for j in sorted(figures) if j >= 3)
+    best = max(sorted(figures), key=lambda j: figures[j], default=None)  # ties: lower layer
+    best_cell = "—" if best is None else f"{figures[best]:.1f} ({best} of {layers})"
+    return (f"| {probe} | {representation} | {' | '.join(cells)} | {further} | {best_cell} | "
+            f"{reference} |")
+
+
+def _layer_figures(layers: dict[str, Any], figure: Callable[[Any], float]
+                   ) -> dict[int, float]:
+    """Layer index -> ``figure(row)`` for every numbered layer of a probe's results."""
+    return {int(j): float(figure(row)) for j, row in layers.items() if str(j).isdigit()}
+
+
 def probes(results: dict[str, dict[str, Any]]) -> list[str]:
-    """Tables 5 (WSD F1 on Raganato's ALL) and 6 (POS test accuracy), per biLM layer."""
-    lines = ["| probe | biLM | layer 0 | layer 1 | layer 2 | reference |",
-             "|---|---|---|---|---|---|",
-             f"| WSD F1, ALL (Table 5) | paper | — | {PAPER_PROBES['wsd']['1']} | "
-             f"{PAPER_PROBES['wsd']['2']} | {PAPER_PROBES['wsd']['reference']} |"]
+    """Tables 5 (WSD F1 on Raganato's ALL) and 6 (POS test accuracy), per layer of each probed
+    representation (a biLM, or a transformer's embedding layer and N-1 transformer layers),
+    with its best layer so that representations of any depth compare."""
+    wsd, pos = "WSD F1, ALL (Table 5)", "POS accuracy (Table 6)"
+    lines = ["| probe | representation | layer 0 | layer 1 | layer 2 | layers 3+ | "
+             "best layer (of N) | reference |", "|---|---|---|---|---|---|---|---|"]
+    paper = {name: {int(j): v for j, v in PAPER_PROBES[name].items() if j.isdigit()}
+             for name in ("wsd", "pos")}
+    lines.append(_probe_row(wsd, "paper (biLM)", paper["wsd"], PAPER_PROBE_LAYERS,
+                            str(PAPER_PROBES["wsd"]["reference"])))
     for name, data in sorted(results.items()):
         if name.startswith("probe:wsd:") and "ALL" in data["sets"]:
             row = data["sets"]["ALL"]
-            f1 = [f"{row['layers'][j]['f1']:.1f}" if j in row["layers"] else "—"
-                  for j in ("0", "1", "2")]
             first = row.get("first_sense", {}).get("f1")
-            lines.append(f"| WSD F1, ALL (Table 5) | {data.get('weights', '?')} | "
-                         f"{' | '.join(f1)} | "
-                         f"{'first sense ' + format(first, '.1f') if first else ''} |")
-    lines.append(f"| POS accuracy (Table 6) | paper | — | {PAPER_PROBES['pos']['1']} | "
-                 f"{PAPER_PROBES['pos']['2']} | {PAPER_PROBES['pos']['reference']} |")
+            lines.append(_probe_row(wsd, data.get("weights", "?"),
+                                    _layer_figures(row["layers"], lambda r: r["f1"]),
+                                    len(row["layers"]),
+                                    f"first sense {first:.1f}" if first else ""))
+    lines.append(_probe_row(pos, "paper (biLM)", paper["pos"], PAPER_PROBE_LAYERS,
+                            str(PAPER_PROBES["pos"]["reference"])))
     for name, data in sorted(results.items()):
         if name.startswith("probe:pos:"):
-            accuracy = [f"{data['layers'][j]['test']['accuracy']:.1f}" if j in data["layers"]
-                        else "—" for j in ("0", "1", "2")]
-            lines.append(f"| POS accuracy (Table 6) | {data.get('weights', '?')} | "
-                         f"{' | '.join(accuracy)} | {data.get('data', '')} "
-                         f"{data.get('tagset', '')} test |")
+            lines.append(_probe_row(pos, data.get("weights", "?"),
+                                    _layer_figures(data["layers"],
+                                                   lambda r: r["test"]["accuracy"]),
+                                    len(data["layers"]),
+                                    f"{data.get('data', '')} {data.get('tagset', '')} test"))
+    lines += ["", "Layer 0: a biLM's char-CNN layer or a transformer's embedding layer (its "
+              "transformer layers are 1..N-1); \"layers 3+\": the further layers of a deeper "
+              "representation; \"best layer\": the row's highest figure and that layer, of "
+              "its N layers."]
     return lines
 
 
@@ -112,7 +140,7 @@ def _provenance(summaries: list[dict[str, Any] | None]) -> str:
 
 def table1(results: dict[str, dict[str, Any]]) -> list[str]:
     lines = ["| task | metric (test) | paper: baseline | paper: + ELMo | ours: baseline | "
-             "ours: + ELMo | biLM (SHA-1) |", "|---|---|---|---|---|---|---|"]
+             "ours: + ELMo | ours: + MiniLM | biLM (SHA-1) |", "|---|---|---|---|---|---|---|---|"]
     for task in TASKS:
         info = expected(task)
         paper = info.get("paper", {}).get("table1", {})
@@ -122,7 +150,8 @@ def table1(results: dict[str, dict[str, Any]]) -> list[str]:
                      f"{_paper(paper.get('baseline'))} | "
                      f"{_paper(paper.get('elmo'), paper.get('elmo_std'))} | "
                      f"{_ours(_group(summary, 'baseline'), key)} | "
-                     f"{_ours(_group(summary, 'elmo'), key)} | {_provenance([summary])} |")
+                     f"{_ours(_group(summary, 'elmo'), key)} | "
+                     f"{_ours(_group(summary, 'transformer'), key)} | {_provenance([summary])} |")
     return lines
 
 
@@ -145,7 +174,10 @@ def ablation(results: dict[str, dict[str, Any]], table: str) -> list[str]:
 def render_tables(folder: str | Path) -> str:
     """Tables 1, 2 and 3 as markdown, ours as mean ± std (n seeds); "—" where not run."""
     results = load_results(folder)
-    parts = ["**Table 1** (test sets): the paper's figures, then ours.", "", *table1(results),
+    parts = ["**Table 1** (test sets; SQuAD: dev): the paper's figures, then ours. Our "
+             "baselines start from word2vec vectors trained on the biLM's own corpus, not "
+             "GloVe or Senna; \"+ MiniLM\" puts a frozen 6-layer transformer (MiniLM-L6) "
+             "where ELMo goes, with the same mixes.", "", *table1(results),
              "", "**Table 2** (development sets): how the biLM layers are combined.", "",
              *ablation(results, "table2"), "",
              "**Table 3** (development sets): where ELMo goes.", "", *ablation(results, "table3"),

@@ -3,12 +3,17 @@
 local mixes(n, mix) = std.manifestJsonMinified([mix for _ in std.range(1, n)]);
 {
   seeds: [1, 2, 3],
-  // Table 1: the task's baseline and its ELMo config as shipped (test sets).
+  // Table 1: the task's baseline, its ELMo config as shipped, and the same with a pretrained
+  // transformer in ELMo's place (test sets).
   main(task, ext_vars={}):: {
     name: task + '_main',
     config: '../' + task + '.jsonnet',
     ext_vars: ext_vars,
-    variants: { baseline: { config: '../' + task + '_baseline.jsonnet' }, elmo: {} },
+    variants: {
+      baseline: { config: '../' + task + '_baseline.jsonnet' },
+      elmo: {},
+      transformer: { config: '../' + task + '_transformer.jsonnet' },
+    },
     seeds: $.seeds,
   },
   // Table 2: how the biLM layers are combined. `n`: the task's number of mixes (placements).

