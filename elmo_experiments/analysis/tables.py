@@ -181,8 +181,8 @@ def render_tables(folder: str | Path) -> str:
              "", "**Table 2** (development sets): how the biLM layers are combined.", "",
              *ablation(results, "table2"), "",
              "**Table 3** (development sets): where ELMo goes.", "", *ablation(results, "table3"),
-             "", "**Tables 5 and 6**: what each layer of a frozen biLM captures (linear POS "
-             "probe, nearest-sense WSD).", "", *probes(results)]
+             "", "**Tables 5 and 6**: what each layer of a frozen biLM (or transformer) "
+             "captures (linear POS probe, nearest-sense WSD).", "", *probes(results)]
     return "\n".join(parts) + "\n"
 
 
