@@ -10,12 +10,41 @@ from elmo_experiments.data.download import data_root as resolve_root
 from elmo_experiments.errors import DataError
 
 
+def provenance(weights: str) -> dict[str, Any]:
+    """What produced a probe's results: the command, the code, and the representation's digest
+    (a biLM's SHA-1 over its two files; a transformer's name and package version)."""
+    import sys
+
+    from elmo_experiments.version import code_version
+
+    record: dict[str, Any] = {"command": " ".join(["elmo-exp", *sys.argv[1:]]),
+                              "code": code_version()}
+    if weights.startswith("transformer:"):
+        from importlib.metadata import PackageNotFoundError, version
+
+        name = weights.split(":", 1)[1]
+        try:
+            record["transformer_version"] = version(name)
+        except PackageNotFoundError:
+            record["transformer_version"] = None  # a local model folder
+    else:
+        from elmo_experiments.bilm.pretrained import resolve_bilm
+        from elmo_experiments.bilm.weights import weights_digest
+
+        record["bilm_sha1"] = weights_digest(*resolve_bilm(weights))
+    return record
+
+
 def _write(out: str | None, results: dict[str, Any]) -> str:
     if out is None:
         return ""
+    from elmo_experiments.data.files import atomic_write
+
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    results = {**results, "provenance": provenance(str(results.get("weights", "")))}
+    text = json.dumps(results, indent=2, sort_keys=True) + "\n"
+    atomic_write(str(path), lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
     return f"\nresults: {path}"
 
 

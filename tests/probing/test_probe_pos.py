@@ -51,3 +51,9 @@ def test_probe_pos_command(tmp_path: Path, tiny_bilm_dir: Path) -> None:
     saved = json.loads(out.read_text())
     assert saved["data"] == "ud_ewt" and saved["tagset"] == "xpos"
     assert set(saved["layers"]) == {"0", "1", "2"}
+    from elmo_experiments.bilm.pretrained import resolve_bilm
+    from elmo_experiments.bilm.weights import weights_digest
+
+    # what produced it: the biLM's digest, the code, the command line
+    assert saved["provenance"]["bilm_sha1"] == weights_digest(*resolve_bilm(str(tiny_bilm_dir)))
+    assert saved["provenance"]["code"] and saved["provenance"]["command"].startswith("elmo-exp")

@@ -123,6 +123,9 @@ def test_probe_pos_command_over_minilm(tmp_path: Path, runner) -> None:
     saved = json.loads(out.read_text())
     assert saved["weights"] == MINILM and saved["data"] == "ud_ewt"
     assert list(saved["layers"]) == [str(j) for j in range(7)]
+    from importlib.metadata import version
+
+    assert saved["provenance"]["transformer_version"] == version(MINILM.split(":", 1)[1])
     for row in saved["layers"].values():
         assert row["test"]["total"] == 7 and 0.0 <= row["test"]["accuracy"] <= 100.0
     from elmo_experiments.analysis.tables import render_tables
