@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from elmo_experiments.modules.viterbi import viterbi_decode
+
 # Score given to forbidden transitions in the likelihood: exp(-1e4) underflows to 0,
 # yet everything stays finite (no NaN gradients even if a gold path is forbidden).
 _FORBIDDEN_SCORE = -1e4
@@ -135,7 +137,6 @@ class ConditionalRandomField(nn.Module):
         log_z = self._log_partition(rows, mask, trans, start, end)
         return (log_z[1:] - log_z[0]).exp().tolist()
 
-    @torch.no_grad()
     def viterbi_tags(
         self, logits: torch.Tensor, mask: torch.Tensor
     ) -> list[tuple[list[int], float]]:
@@ -144,31 +145,5 @@ class ConditionalRandomField(nn.Module):
         Forbidden transitions score ``-inf``; if a sequence has no valid path at all its
         score is ``-inf`` and the returned path is arbitrary.
         """
-        mask = mask.bool()
-        batch_size, seq_len, _ = logits.shape
-        trans, start, end = self._potentials(float("-inf"))
-        trans = trans.unsqueeze(0)  # (1, num_tags, num_tags)
-        step_mask = mask.t().unsqueeze(-1)  # (seq, batch, 1)
-        score = start + logits[:, 0]  # (batch, num_tags)
-        backpointers = []
-        for t in range(1, seq_len):
-            best, best_prev = (score.unsqueeze(2) + trans).max(dim=1)  # (batch, num_tags)
-            score = torch.where(step_mask[t], best + logits[:, t], score)  # (batch, num_tags)
-            backpointers.append(best_prev)  # (batch, num_tags)
-        best_score, best_last = (score + end).max(dim=1)  # (batch,)
-
-        lengths = mask.sum(dim=1).tolist()
-        if backpointers:
-            pointers = torch.stack(backpointers, dim=1).tolist()  # (batch, seq - 1, num_tags)
-        else:
-            pointers = [[] for _ in range(batch_size)]
-        results = []
-        for b, (tag, total) in enumerate(zip(best_last.tolist(), best_score.tolist(), strict=True)):
-            path = [tag]
-            row = pointers[b]
-            for t in range(lengths[b] - 2, -1, -1):
-                tag = row[t][tag]
-                path.append(tag)
-            path.reverse()
-            results.append((path, total))
-        return results
+        with torch.no_grad():
+            return viterbi_decode(logits, mask, *self._potentials(float("-inf")))

@@ -1,0 +1,113 @@
+"""The deep LSTM of He et al. (2017) for semantic role labelling: layers whose direction
+alternates (forward, backward, forward, ...), highway connections between them, variational
+recurrent dropout, orthogonal initialisation and a forget-gate bias of 1.
+
+Each layer's cell (per time step t, input x_t, previous output h and memory c):
+
+    i, f, o = sigmoid(W_* x_t + U_* h + b_*);  m = tanh(W_m x_t + U_m h + b_m)
+    c = i * m + f * c;  h' = o * tanh(c)
+    r = sigmoid(W_r x_t + U_r h + b_r)            (the highway gate)
+    h = r * h' + (1 - r) * W_x x_t                (the layer's output)
+
+and during training the ``h`` carried to the next step is multiplied by one dropout mask per
+sequence (the same at every step). Padding never reaches a real position: a backward layer
+reads each sequence reversed within its own length.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register
+from elmo_experiments.modules.encoders import reverse_padded
+
+GATES = 5  # input, forget, memory, output, highway
+
+
+class HighwayLstmLayer(torch.nn.Module):
+    """One direction of one layer: (batch, seq, input_dim) -> (batch, seq, hidden)."""
+
+    def __init__(self, input_dim: int, hidden: int, go_forward: bool,
+                 recurrent_dropout: float) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.go_forward = go_forward
+        self.recurrent_dropout = recurrent_dropout
+        # the input's five gate pre-activations and its highway projection, side by side
+        self.input_linearity = torch.nn.Linear(input_dim, (GATES + 1) * hidden, bias=False)
+        self.state_linearity = torch.nn.Linear(hidden, GATES * hidden)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        h = self.hidden
+        with torch.no_grad():
+            for block in range(GATES + 1):  # orthogonal blocks, one per gate
+                torch.nn.init.orthogonal_(self.input_linearity.weight[block * h:(block + 1) * h])
+            for block in range(GATES):
+                torch.nn.init.orthogonal_(self.state_linearity.weight[block * h:(block + 1) * h])
+            self.state_linearity.bias.zero_()
+            self.state_linearity.bias[h:2 * h].fill_(1.0)  # the forget gate starts open
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        # inputs: (batch, seq, input_dim); mask: (batch, seq)
+        lengths = mask.sum(dim=1)
+        if not self.go_forward:
+            inputs = reverse_padded(inputs, lengths)
+        batch, seq, _ = inputs.shape
+        h = self.hidden
+        projected = self.input_linearity(inputs)  # (batch, seq, 6h), all steps at once
+        state = inputs.new_zeros(batch, h)
+        memory = inputs.new_zeros(batch, h)
+        keep = None
+        if self.training and self.recurrent_dropout > 0.0:
+            keep = inputs.new_empty(batch, h).bernoulli_(1.0 - self.recurrent_dropout)
+            keep = keep / (1.0 - self.recurrent_dropout)  # (batch, h)
+        step_mask = mask[:, :, None].to(inputs.dtype)  # (batch, seq, 1)
+        outputs = []
+        for t in range(seq):
+            gates = projected[:, t, : GATES * h] + self.state_linearity(state)  # (batch, 5h)
+            i, f, m, o, r = gates.chunk(GATES, dim=-1)
+            new_memory = torch.sigmoid(i) * torch.tanh(m) + torch.sigmoid(f) * memory
+            output = torch.sigmoid(o) * torch.tanh(new_memory)
+            gate = torch.sigmoid(r)
+            output = gate * output + (1.0 - gate) * projected[:, t, GATES * h:]  # (batch, h)
+            valid = step_mask[:, t]  # (batch, 1): padding keeps the previous state
+            memory = valid * new_memory + (1.0 - valid) * memory
+            carried = output if keep is None else output * keep
+            state = valid * carried + (1.0 - valid) * state
+            outputs.append(output * valid)
+        stacked = torch.stack(outputs, dim=1)  # (batch, seq, h)
+        return stacked if self.go_forward else reverse_padded(stacked, lengths)
+
+
+class AlternatingLstm(torch.nn.Module):
+    """``num_layers`` highway LSTM layers, the first forward, the next backward, and so on."""
+
+    def __init__(self, input_dim: int, hidden_size: int, num_layers: int,
+                 recurrent_dropout: float = 0.1) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList(
+            HighwayLstmLayer(input_dim if k == 0 else hidden_size, hidden_size,
+                             go_forward=k % 2 == 0, recurrent_dropout=recurrent_dropout)
+            for k in range(num_layers))
+        self.output_dim = hidden_size
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        # inputs: (batch, seq, input_dim); mask: (batch, seq) -> (batch, seq, hidden)
+        output = inputs
+        for layer in self.layers:
+            output = layer(output, mask)
+        return output
+
+
+register(
+    "seq2seq_encoder",
+    "alternating_lstm",
+    params=[
+        Param("hidden_size", int, 300, bounds=AT_LEAST_ONE),
+        Param("num_layers", int, 8, bounds=AT_LEAST_ONE),
+        Param("recurrent_dropout", float, 0.1, bounds=PROBABILITY,
+              doc="variational dropout on the state carried between time steps"),
+    ],
+    context=("input_dim",),
+)(AlternatingLstm)

@@ -1,0 +1,56 @@
+"""He et al.'s alternating highway LSTM against a per-sequence loop written from its equations."""
+
+from __future__ import annotations
+
+import torch
+
+from elmo_experiments.modules.alternating_lstm import AlternatingLstm, HighwayLstmLayer
+
+
+def reference_layer(layer: HighwayLstmLayer, x: torch.Tensor) -> torch.Tensor:
+    """One unpadded sequence (seq, input_dim), step by step, no dropout."""
+    h = layer.hidden
+    w, u, b = layer.input_linearity.weight, layer.state_linearity.weight, layer.state_linearity.bias
+    steps = range(len(x)) if layer.go_forward else range(len(x) - 1, -1, -1)
+    state, memory, out = torch.zeros(h), torch.zeros(h), [None] * len(x)
+    for t in steps:
+        pre = [w[k * h:(k + 1) * h] @ x[t] + u[k * h:(k + 1) * h] @ state + b[k * h:(k + 1) * h]
+               for k in range(5)]
+        i, f, m, o, r = pre
+        memory = torch.sigmoid(i) * torch.tanh(m) + torch.sigmoid(f) * memory
+        gate = torch.sigmoid(r)
+        state = gate * torch.sigmoid(o) * torch.tanh(memory) + (1 - gate) * (w[5 * h:] @ x[t])
+        out[t] = state
+    return torch.stack(out)
+
+
+def test_a_padded_batch_equals_each_sequence_run_alone_by_the_equations():
+    torch.manual_seed(0)
+    encoder = AlternatingLstm(input_dim=3, hidden_size=4, num_layers=3).eval()
+    lengths = [5, 2, 4]
+    inputs = torch.randn(3, 5, 3)
+    mask = torch.arange(5)[None, :] < torch.tensor(lengths)[:, None]
+    inputs[~mask] = 7.0  # padding must not leak into real positions
+    batched = encoder(inputs, mask)
+    for row, n in enumerate(lengths):
+        expected = inputs[row, :n]
+        for layer in encoder.layers:
+            expected = reference_layer(layer, expected)
+        torch.testing.assert_close(batched[row, :n], expected, rtol=1e-5, atol=1e-6)
+        assert torch.all(batched[row, n:] == 0)
+    assert [layer.go_forward for layer in encoder.layers] == [True, False, True]
+
+
+def test_initialisation_and_recurrent_dropout():
+    torch.manual_seed(1)
+    layer = HighwayLstmLayer(3, 4, go_forward=True, recurrent_dropout=0.5)
+    bias = layer.state_linearity.bias
+    assert torch.all(bias[4:8] == 1.0) and torch.all(bias[:4] == 0) and torch.all(bias[8:] == 0)
+    block = layer.state_linearity.weight[:4]  # (4, 4): orthogonal
+    torch.testing.assert_close(block @ block.T, torch.eye(4), rtol=0, atol=1e-5)
+    x, mask = torch.randn(2, 6, 3), torch.ones(2, 6, dtype=torch.bool)
+    layer.train()
+    assert not torch.equal(layer(x, mask), layer(x, mask))  # a fresh mask per call
+    layer.eval()
+    assert torch.equal(layer(x, mask), layer(x, mask))
+    torch.testing.assert_close(layer(x[:, :1], mask[:, :1]), layer(x, mask)[:, :1])  # causal
