@@ -268,6 +268,22 @@ def score_squad(data: str, predictions: str) -> None:
     click.echo(json.dumps(score_files(data, predictions)))
 
 
+@score.command("srl")
+@click.argument("gold", type=click.Path(dir_okay=False))
+@click.argument("predicted", type=click.Path(dir_okay=False))
+def score_srl(gold: str, predicted: str) -> None:
+    """Print the report srl-eval.pl prints for the props file PREDICTED against GOLD, counted
+    exactly as it counts (V apart, not in Overall; C-X joined to its X).
+
+    Both are CoNLL-2005 props files (.gz too): target verbs in the first column, then one
+    Start-End column per predicate, a blank line after each sentence. They must have the same
+    sentences, tokens and first column.
+    """
+    from elmo_experiments.tasks.srl import format_report, score_files
+
+    click.echo(format_report(score_files(gold, predicted)), nl=False)
+
+
 @cli.group()
 def data() -> None:
     """Fetch the public data sets into $ELMO_DATA_DIR; say where the others go."""
