@@ -10,8 +10,8 @@ from elmo_experiments.data import token_indexers  # noqa: F401
 from elmo_experiments.data.readers import column_tagging, conll2003, snli, sst  # noqa: F401
 from elmo_experiments.data.readers import squad as squad_reader  # noqa: F401
 from elmo_experiments.data.readers import srl as srl_reader  # noqa: F401
-from elmo_experiments.models import bcn, bidaf, crf_tagger, esim  # noqa: F401
-from elmo_experiments.modules import encoders  # noqa: F401
+from elmo_experiments.models import bcn, bidaf, crf_tagger, esim, srl_tagger  # noqa: F401
+from elmo_experiments.modules import alternating_lstm, encoders  # noqa: F401
 from elmo_experiments.modules.embedders import char_cnn, transformer, word_embedding  # noqa: F401
 from elmo_experiments.plugins import load_entry_points
 from elmo_experiments.tasks import ner, squad, srl  # noqa: F401

@@ -19,6 +19,8 @@ CASES = {
     "snli": ([], PLAIN_MIXES),
     "squad_baseline": ([], []),
     "squad": ([], []),  # no layer norm in SQuAD's mixes
+    "srl_baseline": ([], []),
+    "srl": ([], []),
 }
 
 
