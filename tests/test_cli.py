@@ -122,3 +122,21 @@ def test_validate_ok():
     result = elmo_exp("validate", "experiments/ner_baseline.jsonnet")
     assert result.returncode == 0, result.stderr
     assert "ok (model crf_tagger" in result.stdout
+
+
+@pytest.mark.parametrize("task", ["squad", "srl"])
+def test_predict_and_evaluate_write_the_same_official_file(task, tmp_path):
+    run = tmp_path / "run"
+    dev = {"squad": "tasks/squad/sample/dev.json", "srl": "tasks/srl/sample/dev.txt"}[task]
+    trained = elmo_exp("train", f"experiments/{task}_baseline.jsonnet", "-s", str(run),
+                       "--ext-var", "ELMO_SIZE=cpu", "-o", "trainer.num_epochs=1",
+                       "-o", "trainer.progress_bar=false")
+    assert trained.returncode == 0, trained.stderr
+    predicted, evaluated = tmp_path / "predicted", tmp_path / "evaluated"
+    assert elmo_exp("predict", str(run), dev, "--official-output", str(predicted),
+                    "--output", str(tmp_path / "p.jsonl")).returncode == 0
+    assert elmo_exp("evaluate", str(run), dev, "--official-output", str(evaluated)
+                    ).returncode == 0
+    assert predicted.read_bytes() == evaluated.read_bytes() and predicted.stat().st_size > 0
+    text = elmo_exp("predict", str(run), dev, "--text", "--official-output", str(predicted))
+    assert text.returncode == 1 and "error:" in text.stderr
