@@ -8,9 +8,10 @@ from elmo_experiments.bilm import characters, elmo_embedder  # noqa: F401
 from elmo_experiments.bilm.pretraining import lm_model  # noqa: F401
 from elmo_experiments.data import token_indexers  # noqa: F401
 from elmo_experiments.data.readers import column_tagging, conll2003, snli, sst  # noqa: F401
+from elmo_experiments.data.readers import coref as coref_reader  # noqa: F401
 from elmo_experiments.data.readers import squad as squad_reader  # noqa: F401
 from elmo_experiments.data.readers import srl as srl_reader  # noqa: F401
-from elmo_experiments.models import bcn, bidaf, crf_tagger, esim, srl_tagger  # noqa: F401
+from elmo_experiments.models import bcn, bidaf, coref, crf_tagger, esim, srl_tagger  # noqa: F401
 from elmo_experiments.modules import alternating_lstm, encoders  # noqa: F401
 from elmo_experiments.modules.embedders import char_cnn, transformer, word_embedding  # noqa: F401
 from elmo_experiments.plugins import load_entry_points

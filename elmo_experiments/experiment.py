@@ -9,8 +9,8 @@ from typing import Any
 from elmo_experiments.config.registry import Param, Spec
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.batching import DATA_LOADER_PARAMS
-from elmo_experiments.data.files import resolve_data_path
-from elmo_experiments.errors import ConfigError, DataError
+from elmo_experiments.data.files import data_path_problem
+from elmo_experiments.errors import ConfigError
 from elmo_experiments.training.trainer import TRAINER_PARAMS
 
 VOCABULARY_PARAMS = (
@@ -79,10 +79,9 @@ def validate_experiment(
         for key in ("train_data_path", "validation_data_path", "test_data_path"):
             path = values.get(key)
             if isinstance(path, str):
-                try:
-                    resolve_data_path(path)
-                except DataError as error:
-                    validator.problems.append(f"{key}: {error}")
+                problem = data_path_problem(path)
+                if problem is not None:
+                    validator.problems.append(f"{key}: {problem}")
     reader, model = values.get("dataset_reader"), values.get("model")
     evaluation_reader = values.get("validation_dataset_reader") or reader
     if isinstance(reader, Spec) and isinstance(model, Spec):

@@ -140,7 +140,11 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     reader = experiment.reader.build()
     evaluation_reader = (reader if experiment.evaluation_reader is experiment.reader
                          else experiment.evaluation_reader.build())
-    data_record = {**provenance(paths), "embedded_sample": used_sample}  # hashed as read
+    # a reader that may read several files for one path (a folder, a split of one) lists them
+    # with its optional ``files(path)`` (docs/framework.md)
+    readers = {"train": reader, "validation": evaluation_reader, "test": evaluation_reader}
+    files_of = {split: r.files for split, r in readers.items() if hasattr(r, "files")}
+    data_record = {**provenance(paths, files_of), "embedded_sample": used_sample}  # as read
     datasets = {split: (reader if split == "train" else evaluation_reader).read(path)
                 for split, path in paths.items() if path}
     datasets["train"] = subsample(datasets["train"], experiment["train_data_fraction"],

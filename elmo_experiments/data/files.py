@@ -122,18 +122,48 @@ def is_embedded_sample(path: str | Path) -> bool:
     return "tasks" in parts and "sample" in parts
 
 
-def provenance(paths: dict[str, str | None]) -> dict[str, object]:
-    """What data a run used: the data root, and per split the file, its size and SHA-1."""
+def data_path_problem(path: str) -> str | None:
+    """What is wrong with a data path before any reader sees it: a file (or its ``.gz``), a
+    folder, a glob that matches, or ``FOLDER#PART`` (a reader's selection inside a folder)."""
+    try:
+        resolve_data_path(path)
+        return None
+    except DataError as error:
+        problem = str(error)
+    import glob
+
+    base = os.path.expanduser(path.rsplit("#", 1)[0] if "#" in path else path)
+    if Path(base).is_dir() or glob.glob(base, recursive=True):
+        return None
+    return problem
+
+
+def provenance(paths: dict[str, str | None],
+               files_of: dict[str, Callable[[str], list[Path]]] | None = None
+               ) -> dict[str, object]:
+    """What data a run used: the data root, and per split the file, its size and SHA-1. A
+    split whose reader reads several files (``files_of[split](path)``: a folder, a glob) gets
+    their count, total size and one SHA-1 over them in reading order."""
     splits: dict[str, object] = {}
     for split, path in paths.items():
         if path is None:
             continue
-        resolved = resolve_data_path(path)
+        lister = (files_of or {}).get(split)
+        if lister is None:
+            resolved = resolve_data_path(path)
+            splits[split] = {
+                "path": str(resolved.resolve()),
+                "bytes": resolved.stat().st_size,
+                "sha1": file_digest(resolved),
+                "embedded_sample": is_embedded_sample(resolved),
+            }
+            continue
+        files = lister(path)
         splits[split] = {
-            "path": str(resolved.resolve()),
-            "bytes": resolved.stat().st_size,
-            "sha1": file_digest(resolved),
-            "embedded_sample": is_embedded_sample(resolved),
+            "path": str(path), "files": len(files),
+            "bytes": sum(f.stat().st_size for f in files),
+            "sha1": sha1_of(*files),
+            "embedded_sample": bool(files) and all(is_embedded_sample(f) for f in files),
         }
     return {"data_dir": os.environ.get(DATA_DIR_VARIABLE), "splits": splits}
 

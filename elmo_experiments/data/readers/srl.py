@@ -20,7 +20,6 @@ by resolved path), so a props writer can write a file line for line in the data'
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,18 +28,20 @@ from typing import Any
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import MetadataField, SequenceLabelField, TensorField, TextField
 from elmo_experiments.data.files import iter_lines, resolve_data_path
+from elmo_experiments.data.readers.conll2012 import (
+    MAX_LINE_BYTES,
+    Row,
+    check_sentence_length,
+    iter_sentences,
+    unescape_word,
+)
 from elmo_experiments.data.srl_tags import BracketError, Span, brackets_to_spans, spans_to_bio
 from elmo_experiments.data.token_indexers import TokenIndexer
-from elmo_experiments.data.tokenizers import unescape_ptb
 from elmo_experiments.errors import DataError
 
 logger = logging.getLogger("elmo_experiments")
 
-MAX_LINE_BYTES = 100_000
 NO_PREDICATE = "-"
-_ONTONOTES_ESCAPE = re.compile(r"/([^\w\s/])")  # OntoNotes' "/." and "/-": "." and "-"
-
-Row = tuple[int, list[str]]  # (line number, the line's columns)
 
 
 @dataclass(frozen=True)
@@ -62,13 +63,6 @@ class SrlSentence:
     predicates: tuple[int, ...]
     instances: tuple[int, ...]
     document: str | None = None
-
-
-def unescape_word(word: str) -> str:
-    """A treebank word as text: ``-LRB-`` -> ``(`` (and the other bracket escapes), and
-    OntoNotes' escaped punctuation ``/.`` -> ``.``, ``/-`` -> ``-``, ``/?`` -> ``?``."""
-    match = _ONTONOTES_ESCAPE.fullmatch(word)
-    return match[1] if match else unescape_ptb(word)
 
 
 @dataclass
@@ -193,10 +187,7 @@ class SrlReader:
             yield rows, None
 
     def _check_length(self, rows: list[Row], resolved: Path) -> None:
-        if len(rows) > self.max_sentence_length:
-            raise DataError(f"{resolved}:{rows[0][0]}: a sentence of more than "
-                            f"{self.max_sentence_length:,} tokens (no blank line between "
-                            f"sentences?); raise dataset_reader.max_sentence_length to read it")
+        check_sentence_length(rows, self.max_sentence_length, resolved)
 
     def _sentences(self, resolved: Path) -> Iterator[_Sentence]:
         """The file's first ``max_sentences`` sentences, their columns checked."""
@@ -257,27 +248,8 @@ class Conll2012SrlReader(SrlReader):
                 "speaker, NE, one props column per predicate, coreference")
 
     def _blocks(self, resolved: Path) -> Iterator[tuple[list[Row], str | None]]:
-        """Each sentence's rows and its document."""
-        rows: list[Row] = []
-        document: str | None = None
-        for number, line in iter_lines(resolved, MAX_LINE_BYTES):
-            text = line.strip()
-            if text.startswith("#begin document") or text.startswith("#end document") \
-                    or not text:
-                if rows:
-                    yield rows, document
-                rows = []
-                if text.startswith("#begin document"):
-                    document = text[len("#begin document"):].strip()
-                elif text.startswith("#end document"):
-                    document = None
-                continue
-            if document is None:
-                raise DataError(f"{resolved}:{number}: token line outside '#begin document'")
-            rows.append((number, line.split()))
-            self._check_length(rows, resolved)
-        if rows:
-            yield rows, document
+        """Each sentence's rows and its document (``conll2012.iter_sentences``)."""
+        return iter_sentences(resolved, MAX_LINE_BYTES, self.max_sentence_length)
 
     def _predicates(self, rows: list[Row], columns: list[list[str]], resolved: Path
                     ) -> tuple[list[int], list[str]]:
