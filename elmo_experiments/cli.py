@@ -284,6 +284,23 @@ def score_srl(gold: str, predicted: str) -> None:
     click.echo(format_report(score_files(gold, predicted)), nl=False)
 
 
+@score.command("coref")
+@click.argument("key", type=click.Path(dir_okay=False))
+@click.argument("response", type=click.Path(dir_okay=False))
+def score_coref(key: str, response: str) -> None:
+    """Print the CoNLL-2012 scorer's (scorer.pl v8.01) MUC, B-cubed and CEAF-e totals for the
+    RESPONSE file against KEY, and the CoNLL F1 (their mean).
+
+    Both are CoNLL-2012 files (.gz too): '#begin document' blocks, one line per token, the
+    coreference column last. They must have the same documents (names and parts) and token
+    counts. Repeated response mentions are removed as scorer.pl removes them (more than 10: an
+    error, as scorer.pl refuses to score).
+    """
+    from elmo_experiments.tasks.coref import format_report, score_files
+
+    click.echo(format_report(score_files(key, response)), nl=False)
+
+
 @cli.group()
 def data() -> None:
     """Fetch the public data sets into $ELMO_DATA_DIR; say where the others go."""

@@ -15,6 +15,7 @@ from elmo_experiments.models import bcn, bidaf, coref, crf_tagger, esim, srl_tag
 from elmo_experiments.modules import alternating_lstm, encoders  # noqa: F401
 from elmo_experiments.modules.embedders import char_cnn, transformer, word_embedding  # noqa: F401
 from elmo_experiments.plugins import load_entry_points
+from elmo_experiments.tasks import coref as coref_metric  # noqa: F401
 from elmo_experiments.tasks import ner, squad, srl  # noqa: F401
 from elmo_experiments.training import callbacks, optimizers  # noqa: F401
 

@@ -18,7 +18,7 @@ from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.data.files import read_json
 from elmo_experiments.errors import DataError
 
-TASKS = ("squad", "snli", "srl", "ner", "sst5")  # the order of the rows (the paper's)
+TASKS = ("squad", "snli", "srl", "coref", "ner", "sst5")  # the order of the rows (the paper's)
 COLUMNS = {
     "table2": ("layers", ["baseline", "last", "lambda1", "lambda0.001"],
                ["baseline", "last layer only", "all layers, λ = 1", "all layers, λ = 0.001"]),

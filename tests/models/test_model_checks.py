@@ -21,6 +21,8 @@ CASES = {
     "squad": ([], []),  # no layer norm in SQuAD's mixes
     "srl_baseline": ([], []),
     "srl": ([], []),
+    "coref_baseline": ([], []),
+    "coref": ([], []),
 }
 
 
