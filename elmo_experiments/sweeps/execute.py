@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.errors import ConfigError
+from elmo_experiments.errors import ConfigError, TrainingStopped
 from elmo_experiments.sweeps.spec import Cell, Sweep
 
 logger = logging.getLogger("elmo_experiments")
@@ -42,6 +42,13 @@ def run_cell(cell: Cell, run_dir: Path, threads: int | None = None) -> dict[str,
         try:
             train(cell.config, run_dir, dict(cell.ext_vars), list(cell.overrides),
                   recover=recover)
+        except TrainingStopped as error:
+            if error.exit_code > 128:  # stopped by SIGINT/SIGTERM: resumable, not a failure
+                return {"cell": cell.name, "status": "interrupted", "signal": True,
+                        "error": str(error).splitlines()[0]}
+            problem = f"{type(error).__name__}: {error}".splitlines()[0]
+            logger.warning("%s: attempt %d failed: %s", cell.name, attempt, problem)
+            continue
         except Exception as error:  # any failure of a cell is reported, not fatal to the sweep
             problem = f"{type(error).__name__}: {error}".splitlines()[0]
             logger.warning("%s: attempt %d failed: %s", cell.name, attempt, problem)
@@ -55,8 +62,13 @@ def run_cell(cell: Cell, run_dir: Path, threads: int | None = None) -> dict[str,
 
 
 def run_cells(work: list[tuple[Cell, Path]], threads: int | None) -> list[dict[str, Any]]:
-    """One worker's share, cell after cell."""
-    return [run_cell(cell, run_dir, threads) for cell, run_dir in work]
+    """One worker's share, cell after cell; a cell stopped by a signal ends the share."""
+    statuses = []
+    for cell, run_dir in work:
+        statuses.append(run_cell(cell, run_dir, threads))
+        if statuses[-1].get("signal"):
+            break
+    return statuses
 
 
 def executor_for(root: Path, cluster: str, slurm: dict[str, Any]) -> Any:
@@ -107,6 +119,8 @@ def run_sweep(sweep: Sweep, root: Path, cluster: str = "local", workers: int | N
                 for cell, _ in share:
                     statuses.setdefault(cell.name, {"cell": cell.name, "status": "interrupted",
                                                     "error": str(error).splitlines()[-1]})
+        if any(status.get("signal") for status in statuses.values()):
+            break  # stopped on purpose: the same command resumes it; no second round
     for cell in sweep.cells:  # finished before this sweep started, or before its worker died
         if finished(cell_dir(root, cell)) and cell.name not in statuses:
             statuses[cell.name] = {"cell": cell.name, "status": "skipped"}

@@ -162,3 +162,21 @@ def test_a_cell_runs_with_the_threads_it_is_given(tmp_path: Path) -> None:
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_cell_stopped_by_a_signal_is_interrupted_not_retried(tmp_path: Path, monkeypatch
+                                                               ) -> None:
+    from elmo_experiments.errors import TrainingStopped
+    from elmo_experiments.sweeps import execute
+
+    calls = []
+
+    def stopped(*args, **kwargs):
+        calls.append(args)
+        raise TrainingStopped("stopped by SIGTERM after batch 3 of epoch 1", exit_code=143)
+
+    monkeypatch.setattr("elmo_experiments.run.train", stopped)
+    cells = load_sweep(_spec(tmp_path, {"a": {}}, [1, 2])).cells
+    statuses = execute.run_cells([(c, tmp_path / c.name) for c in cells], threads=None)
+    assert [s["status"] for s in statuses] == ["interrupted"]  # the second cell never started
+    assert len(calls) == 1 and not (tmp_path / cells[0].name / "FAILED.json").exists()
