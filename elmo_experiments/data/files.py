@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import glob
 import gzip
 import hashlib
 import json
@@ -122,6 +123,25 @@ def is_embedded_sample(path: str | Path) -> bool:
     return "tasks" in parts and "sample" in parts
 
 
+def load_data_json(path: str | Path) -> Any:
+    """The parsed JSON of a ``.json`` or ``.json.gz`` data file (a leading BOM dropped);
+    unreadable, corrupt, non-UTF-8 or invalid JSON is a one-line ``DataError`` naming it."""
+    path = Path(path)
+    try:
+        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as handle:
+            raw = handle.read()
+    except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError
+        raise DataError(f"{path}: cannot read the file ({error})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+
+
 def data_path_problem(path: str) -> str | None:
     """What is wrong with a data path before any reader sees it: a file (or its ``.gz``), a
     folder, a glob that matches, or ``FOLDER#PART`` (a reader's selection inside a folder)."""
@@ -130,8 +150,6 @@ def data_path_problem(path: str) -> str | None:
         return None
     except DataError as error:
         problem = str(error)
-    import glob
-
     base = os.path.expanduser(path.rsplit("#", 1)[0] if "#" in path else path)
     if Path(base).is_dir() or glob.glob(base, recursive=True):
         return None

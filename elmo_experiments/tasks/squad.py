@@ -4,7 +4,6 @@ without a prediction scores 0), as the official ``evaluate-v1.1.py`` computes th
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import re
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.config.registry import register
-from elmo_experiments.data.files import atomic_write, resolve_data_path
+from elmo_experiments.data.files import atomic_write, load_data_json, resolve_data_path
 from elmo_experiments.errors import DataError
 
 logger = logging.getLogger("elmo_experiments")
@@ -81,24 +80,6 @@ def _json_kind(value: Any) -> str:
             type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _load_json(path: str | Path) -> tuple[Path, Any]:
-    """The resolved file (``.gz`` gunzipped) and its parsed JSON; a ``DataError`` otherwise."""
-    resolved = resolve_data_path(path)
-    try:
-        if resolved.suffix == ".gz":
-            with gzip.open(resolved, "rb") as handle:
-                data = handle.read()
-        else:
-            data = resolved.read_bytes()
-        return resolved, json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as error:
-        raise DataError(f"{resolved}: not UTF-8 text (byte {error.start})") from None
-    except json.JSONDecodeError as error:
-        raise DataError(f"{resolved}:{error.lineno}: not valid JSON ({error.msg})") from None
-    except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError
-        raise DataError(f"{resolved}: cannot read the file ({error})") from None
-
-
 def _field(record: Any, key: str, kind: type, where: str) -> Any:
     """``record[key]``, which must be a ``kind``; ``where`` starts the error message."""
     if not isinstance(record, dict):
@@ -116,7 +97,8 @@ def read_squad_json(path: str | Path) -> list[SquadQuestion]:
     """Every question of a SQuAD v1.1 file (``.json`` or ``.json.gz``), article by article,
     paragraph by paragraph. A version other than 1.1 is a warning; malformed JSON or a missing
     field is a one-line ``DataError`` naming the file and, once known, the question id."""
-    resolved, top = _load_json(path)
+    resolved = resolve_data_path(path)
+    top = load_data_json(resolved)
     name = str(resolved)
     articles = _field(top, "data", list, name)
     version = top.get("version")
@@ -142,7 +124,8 @@ def read_squad_json(path: str | Path) -> list[SquadQuestion]:
 
 def read_predictions(path: str | Path) -> dict[str, str]:
     """An official predictions file: a JSON object question id -> answer text (``.gz`` too)."""
-    resolved, predictions = _load_json(path)
+    resolved = resolve_data_path(path)
+    predictions = load_data_json(resolved)
     if not isinstance(predictions, dict):
         raise DataError(f"{resolved}: expected a JSON object (question id -> answer text), got "
                         f"{_json_kind(predictions)}")

@@ -16,7 +16,6 @@ never change them.
 
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import sys
@@ -28,7 +27,7 @@ from typing import Any
 
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import MetadataField, SpanField, TextField
-from elmo_experiments.data.files import resolve_data_path
+from elmo_experiments.data.files import load_data_json, resolve_data_path
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import tokenize_with_offsets
 from elmo_experiments.errors import DataError
@@ -149,7 +148,7 @@ class SquadReader:
 
     def read(self, path: str | Path) -> list[dict[str, Any]]:
         resolved = resolve_data_path(path)
-        data = _field(_load(resolved), "data", list, str(resolved))
+        data = _field(load_data_json(resolved), "data", list, str(resolved))
         counts = dict.fromkeys(("questions", "answers", "exact", "inexact", "not_found",
                                 "searched", "dropped", "instances"), 0)
         instances: list[dict[str, Any]] = []
@@ -259,23 +258,6 @@ def _field(record: dict[str, Any], key: str, kind: type, where: str) -> Any:
         what = {str: "text", int: "an integer", list: "a list"}[kind]
         raise DataError(f"{where}: {key!r} is not {what} (found {type(value).__name__})")
     return value
-
-
-def _load(path: Path) -> Any:
-    """The parsed JSON of a ``.json`` or ``.json.gz`` file; problems as one-line errors."""
-    try:
-        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as handle:
-            raw = handle.read()
-    except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError
-        raise DataError(f"{path}: cannot read the file ({error})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path}: not UTF-8 text (byte {error.start})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
 
 
 def _summary(name: str, counts: dict[str, int], limit: int | None, truncating: bool) -> str:
