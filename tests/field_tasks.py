@@ -33,6 +33,7 @@ from elmo_experiments.data.files import iter_lines
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
 from elmo_experiments.models.label_output import LabelOutput
+from elmo_experiments.modules.documents import document_tokens
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.encoders import StackedLstm
 from elmo_experiments.modules.pooling import masked_mean
@@ -191,10 +192,8 @@ class DocumentClassifier(torch.nn.Module):
                 mentions: torch.Tensor, mentions_mask: torch.Tensor,
                 label: torch.Tensor | None = None, **_: Any) -> dict[str, Any]:
         embedded = self.embedder(document).input  # (batch, sentences, tokens, dim)
-        batch, sentences, width, dim = embedded.shape
-        flat_mask = document_mask.reshape(batch, sentences * width)
-        order = torch.sort((~flat_mask).to(torch.int8), dim=1, stable=True).indices
-        tokens = embedded.reshape(batch, -1, dim).gather(1, order[..., None].expand(-1, -1, dim))
+        batch, _, _, dim = embedded.shape
+        tokens = document_tokens(embedded, document_mask)  # (batch, document tokens, dim)
         ends = mentions.clamp(min=0)  # (batch, mentions, 2) positions in the document's tokens
         picked = tokens.gather(1, ends.reshape(batch, -1, 1).expand(-1, -1, dim))
         spans = picked.reshape(batch, -1, 2, dim).sum(2)  # (batch, mentions, dim)

@@ -25,6 +25,7 @@ from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
 from elmo_experiments.modules.attention import masked_softmax
+from elmo_experiments.modules.documents import document_tokens
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.feedforward import FeedForward
 from elmo_experiments.modules.spans import enumerate_spans, prune_spans
@@ -37,17 +38,6 @@ def distance_buckets(distances: torch.Tensor) -> torch.Tensor:
     """Lee et al.'s buckets of a (non-negative, integer) distance: 0-4 alone, then powers of 2."""
     logs = torch.floor(torch.log2(distances.clamp(min=1).float())).long() + 3
     return torch.where(distances <= 4, distances, logs).clamp(max=DISTANCE_BUCKETS - 1)
-
-
-def document_tokens(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """(batch, sentences, tokens, ...) -> (batch, document tokens, ...): each document's real
-    tokens end to end (sentence after sentence), padding after them."""
-    batch, sentences, width = mask.shape
-    flat_mask = mask.reshape(batch, sentences * width)
-    order = torch.sort((~flat_mask).to(torch.int8), dim=1, stable=True).indices
-    flat = values.reshape(batch, sentences * width, *values.shape[3:])
-    index = order.reshape(batch, -1, *([1] * (values.dim() - 3))).expand_as(flat)
-    return flat.gather(1, index)
 
 
 class CoreferenceResolver(torch.nn.Module):
