@@ -15,6 +15,7 @@ import torch
 
 logger = logging.getLogger("elmo_experiments")
 PRECISIONS = ("fp32", "bf16")
+AMP_CHOICES = ("bf16", "fp16")  # trainer.amp: mixed precision for training
 _warned: set[str] = set()
 
 
@@ -26,6 +27,10 @@ def native_bf16(device: str = "cpu") -> bool:
 
 
 def warn_if_emulated(precision: str, device: str = "cpu") -> None:
+    if precision == "fp16" and device == "cpu" and "fp16" not in _warned:
+        _warned.add("fp16")
+        logger.warning("fp16 mixed precision is meant for GPUs; on a CPU use bf16 (fp16 "
+                       "products are emulated on most CPUs)")
     if precision == "bf16" and not native_bf16(device) and device not in _warned:
         _warned.add(device)
         logger.warning("bf16 requested, but this %s has no bf16 matrix units (capability %s): "
@@ -35,13 +40,21 @@ def warn_if_emulated(precision: str, device: str = "cpu") -> None:
 
 @contextlib.contextmanager
 def autocast(precision: str | None, device: str = "cpu") -> Iterator[None]:
-    """bf16 mixed precision (products in bf16; weights, optimizer state and loss in fp32)."""
+    """Mixed precision: products in bf16 (or fp16); weights, optimizer state and loss in
+    fp32. ``None``/``fp32``: no autocast."""
     if precision in (None, "fp32"):
         yield
         return
     device_type = torch.device(device).type
-    with torch.autocast(device_type, dtype=torch.bfloat16):
+    dtype = torch.float16 if precision == "fp16" else torch.bfloat16
+    with torch.autocast(device_type, dtype=dtype):
         yield
+
+
+def grad_scaler(precision: str | None, device_type: str) -> torch.amp.GradScaler:
+    """fp16 training's dynamic loss scale (gradients stay representable in fp16); a disabled
+    scaler, which passes everything through unchanged, for fp32 and bf16."""
+    return torch.amp.GradScaler(device_type, enabled=precision == "fp16")
 
 
 def autocast_dtype(device_type: str = "cpu") -> torch.dtype | None:

@@ -29,6 +29,7 @@ from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.archive import extract_archive, loading_config, write_archive
 from elmo_experiments.training.callbacks import Callback
+from elmo_experiments.training.distributed import World, global_settings, sharded, world_from_env
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     check_run_dir,
@@ -121,19 +122,24 @@ def train(
 
     Everything that can fail on the config or the data (reading, vocabulary, building the model)
     happens before the run directory is touched, so ``--force`` never wipes a run for nothing.
+    Launched by ``torchrun``, every process trains its share of each batch (``distributed``).
     """
+    world = world_from_env()
     reads: dict[str, str] = {}
     config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
     run_dir = Path(serialization_dir)
     check_run_dir(run_dir, force=force, recover=recover)
-    setup_logging(None)
+    world.barrier()  # every rank has looked at the run directory before rank 0 changes it
+    setup_logging(None, world)
     what = identity(config_path, overrides, ext_vars, reads, experiment.raw)
-    return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [], what)
+    return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [], what,
+                  world)
 
 
 def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, source: str,
-           extra_callbacks: list[Callback], what: dict[str, Any]) -> dict[str, Any]:
+           extra_callbacks: list[Callback], what: dict[str, Any], world: World
+           ) -> dict[str, Any]:
     seed = seed_everything(experiment.values)
     paths = data_paths(experiment)
     used_sample = warn_if_sample(paths)
@@ -168,28 +174,30 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
             raise
         raise DataError(f"{vocab_dir}: the run's saved vocabulary does not fit its data (was "
                         f"it changed?): {error}") from None
-    loaders = {split: InstanceLoader(data, reader.fields, experiment["data_loader"], seed,
-                                     train=split == "train")
+    settings = global_settings(experiment["data_loader"], world)  # batch sizes are per rank
+    loaders = {split: sharded(InstanceLoader(data, reader.fields, settings, seed,
+                                             train=split == "train"), world, split == "train")
                for split, data in indexed.items()}
-    setup = set_up(model, experiment["trainer"], dataset_metric, extra_callbacks)
+    setup = set_up(model, experiment["trainer"], dataset_metric, extra_callbacks, world)
     # everything that can fail on the config or the data has been tried: now wipe or create
     recover = open_run(run_dir, force, recover, experiment.raw, source, what,
-                       lambda: None if saved else vocab.save(vocab_dir))
+                       lambda: None if saved else vocab.save(vocab_dir), world)
     description = describe(experiment.raw, Vocabulary.digest(vocab_dir))
     logger.info("training on %d instances", len(indexed["train"]))
     trainer, best = fit(setup, loaders["train"], loaders.get("validation"),
-                        experiment["trainer"], run_dir, experiment.raw, recover, description)
+                        experiment["trainer"], run_dir, experiment.raw, recover, description,
+                        world)
     metrics = summary(trainer, best)
     fault_point("run:test_evaluation")
     if experiment["evaluate_on_test"] and "test" in loaders:
         test = evaluate(model, loaders["test"], amp=experiment["trainer"].get("amp"),
-                        dataset_metric=dataset_metric)
+                        dataset_metric=dataset_metric, world=world)
         metrics.update({f"test_{k}": v for k, v in test.items()})
         logger.info("test: %s", json.dumps({k: round(v, 4) for k, v in test.items()
                                              if isinstance(v, float) and "-" not in k}))
     metrics["data"] = data_record
     metrics = finish(trainer, run_dir, metrics)
-    if (run_dir / "best.pt").is_file():
+    if world.main and (run_dir / "best.pt").is_file():
         logger.info("archive: %s", write_archive(run_dir))
     return metrics
 

@@ -51,6 +51,9 @@ class Batch:
     num_tokens: int
     indices: list[int]
     metadata: list[dict[str, Any]]
+    # this batch's share of the global batch it is a part of, times the number of processes
+    # (1.0 in one process): a multi-process run weights each rank's loss by it
+    weight: float = 1.0
 
     def __len__(self) -> int:
         return len(self.metadata)
@@ -58,7 +61,7 @@ class Batch:
     def to(self, device: torch.device) -> Batch:
         """The same batch with every tensor on ``device``."""
         return Batch(_to_device(self.inputs, device), _to_device(self.masks, device),
-                     self.num_tokens, self.indices, self.metadata)
+                     self.num_tokens, self.indices, self.metadata, self.weight)
 
     def arguments(self) -> dict[str, Any]:
         """The model's keyword arguments: each field by name, each mask by ``mask_key``, and
@@ -159,19 +162,15 @@ def collate(items: list[IndexedInstance], fields: dict[str, Field]) -> Batch:
                  [item.instance for item in items])
 
 
-def iterate_batches(
-    data: list[IndexedInstance],
-    fields: dict[str, Field],
-    settings: dict[str, Any],
-    seed: int,
-    train: bool,
-) -> Iterator[Batch]:
-    """Batches for one pass; evaluation passes are unshuffled and may use a larger batch."""
+def batch_groups(lengths: list[int], settings: dict[str, Any], seed: int, train: bool
+                 ) -> list[list[int]]:
+    """The index groups of one pass; evaluation passes are unshuffled and may use a larger
+    batch. The same ``seed`` gives the same groups (every rank of a multi-process run)."""
     batch_size = settings["batch_size"]
     if not train and settings.get("validation_batch_size"):
         batch_size = settings["validation_batch_size"]
-    groups = make_batches(
-        [item.length for item in data],
+    return make_batches(
+        lengths,
         batch_size,
         settings.get("max_tokens"),
         shuffle=train and settings.get("shuffle", True),
@@ -179,35 +178,56 @@ def iterate_batches(
         padding_noise=settings.get("padding_noise", 0.1),
         seed=seed,
     )
-    for group in groups:
+
+
+def iterate_batches(
+    data: list[IndexedInstance],
+    fields: dict[str, Field],
+    settings: dict[str, Any],
+    seed: int,
+    train: bool,
+) -> Iterator[Batch]:
+    """Batches for one pass (see ``batch_groups``)."""
+    for group in batch_groups([item.length for item in data], settings, seed, train):
         batch = collate([data[i] for i in group], fields)
         batch.indices = group
         yield batch
 
 
-def num_batches(data: list[IndexedInstance], settings: dict[str, Any], train: bool) -> int:
-    batch_size = settings["batch_size"]
-    if not train and settings.get("validation_batch_size"):
-        batch_size = settings["validation_batch_size"]
-    groups = make_batches([item.length for item in data], batch_size, settings.get("max_tokens"),
-                          shuffle=False, sort_by_length=settings.get("sort_by_length", True))
-    return len(groups)
-
-
 class InstanceLoader:
-    """What the trainer iterates: batches of indexed instances, reshuffled every epoch."""
+    """What the trainer iterates: batches of indexed instances, reshuffled every epoch.
+
+    ``groups(epoch)`` are the index groups the epoch's batches hold, and ``num_batches(epoch)``
+    their exact count (under ``max_tokens`` the count changes from epoch to epoch, as the
+    shuffled, noisy lengths bucket differently)."""
 
     def __init__(self, data: list[IndexedInstance], fields: dict[str, Field],
                  settings: dict[str, Any], seed: int = 0, train: bool = True) -> None:
         self.data, self.fields, self.settings = data, fields, settings
         self.seed, self.train = seed, train
+        self._groups: tuple[int, list[list[int]]] | None = None  # the last epoch's groups
+
+    def groups(self, epoch: int) -> list[list[int]]:
+        if self._groups is None or self._groups[0] != epoch:
+            seed = self.seed * 1000 + epoch if self.train else 0
+            self._groups = (epoch, batch_groups([item.length for item in self.data],
+                                                self.settings, seed, self.train))
+        return self._groups[1]
+
+    def collate(self, group: list[int]) -> Batch:
+        batch = collate([self.data[i] for i in group], self.fields)
+        batch.indices = list(group)
+        return batch
 
     def batches(self, epoch: int) -> Iterator[Batch]:
-        seed = self.seed * 1000 + epoch if self.train else 0
-        return iterate_batches(self.data, self.fields, self.settings, seed, self.train)
+        for group in self.groups(epoch):
+            yield self.collate(group)
+
+    def num_batches(self, epoch: int) -> int:
+        return len(self.groups(epoch))
 
     def __len__(self) -> int:
-        return num_batches(self.data, self.settings, self.train)
+        return self.num_batches(0)
 
     def instances(self) -> list[dict[str, Any]]:
         """The instances, in input order (what a dataset-level metric scores)."""

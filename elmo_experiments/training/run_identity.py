@@ -81,15 +81,17 @@ def read_record(run_dir: Path) -> dict[str, Any] | None:
     return record
 
 
-def record_start(run_dir: Path, what: dict[str, Any]) -> None:
-    """Start (or, when the run resumes, continue) ``run.json``."""
+def record_start(run_dir: Path, what: dict[str, Any], processes: int = 1) -> None:
+    """Start (or, when the run resumes, continue) ``run.json``; ``processes``: how many
+    train this session (``torchrun``'s world size)."""
     path = run_dir / RUN_FILE
     record = read_record(run_dir) or {**what, "sessions": []}
     record["sessions"].append({
         "started": _now(), "ended": None, "code": code_version(), "host": socket.gethostname(),
         "versions": {"elmo_experiments": __version__, "torch": torch.__version__,
                      "python": platform.python_version()},
-        "overrides": what["overrides"], "ext_vars": what["ext_vars"]})
+        "overrides": what["overrides"], "ext_vars": what["ext_vars"],
+        "processes": processes})
     record["ended"] = None
     write_json(path, record)
 

@@ -22,6 +22,7 @@ from elmo_experiments.errors import RunDirError
 from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.callbacks import Callback, JsonlLog, TensorBoardLog
+from elmo_experiments.training.distributed import SINGLE, World, place_on_device
 from elmo_experiments.training.run_dir import (
     load_checkpoint,
     prepare_run_dir,
@@ -49,15 +50,18 @@ def seed_everything(values: dict[str, Any]) -> int:
     return seed
 
 
-def setup_logging(run_dir: Path | None) -> None:
-    logger.setLevel(logging.INFO)
+def setup_logging(run_dir: Path | None, world: World = SINGLE) -> None:
+    """Messages on stderr, and into ``RUN_DIR/out.log``; ranks other than 0 show warnings
+    only, marked with their rank, and write no file."""
+    logger.setLevel(logging.INFO if world.main else logging.WARNING)
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
         handler.close()
     console = logging.StreamHandler(sys.stderr)
-    console.setFormatter(logging.Formatter("%(message)s"))
+    prefix = f"[rank {world.rank}] " if world.distributed else ""
+    console.setFormatter(logging.Formatter(prefix + "%(message)s"))
     logger.addHandler(console)
-    if run_dir is not None:
+    if run_dir is not None and world.main:
         file_handler = logging.FileHandler(run_dir / "out.log", encoding="utf-8")
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logger.addHandler(file_handler)
@@ -77,10 +81,11 @@ class Setup:
 
 def set_up(model: torch.nn.Module, settings: dict[str, Any],
            dataset_metric: DatasetMetric | None = None,
-           extra_callbacks: list[Callback] | None = None) -> Setup:
+           extra_callbacks: list[Callback] | None = None, world: World = SINGLE) -> Setup:
     """Everything that can still fail on the config (the device, optimizer and scheduler
-    values, the validation metric's name), tried before a ``--force`` wipes anything."""
-    model.to(trainer_device(settings))
+    values, the validation metric's name), tried before a ``--force`` wipes anything.
+    Callbacks (they write files) run on rank 0 only."""
+    model.to(place_on_device(trainer_device(settings), world))
     optimizer = settings["optimizer"].build(
         parameters=[p for p in model.parameters() if p.requires_grad])
     scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,
@@ -89,15 +94,29 @@ def set_up(model: torch.nn.Module, settings: dict[str, Any],
     callbacks: list[Callback] = [JsonlLog(),
                                  *([TensorBoardLog()] if settings.get("tensorboard", True) else []),
                                  *[spec.build() for spec in settings["callbacks"]],
-                                 *(extra_callbacks or [])]
+                                 *(extra_callbacks or [])] if world.main else []
     return Setup(model, optimizer, scheduler, callbacks, dataset_metric)
 
 
 def open_run(run_dir: Path, force: bool, recover: bool, config: dict[str, Any], source: str,
-             what: dict[str, Any], write_first: Callable[[], None]) -> bool:
+             what: dict[str, Any], write_first: Callable[[], None], world: World = SINGLE
+             ) -> bool:
     """Wipe or create the run directory (``--force``/``--recover``), call ``write_first`` (the
     vocabulary), then write ``config.json`` (from now on the run exists) and ``run.json``, and
-    log into ``out.log``. Returns whether the run resumes."""
+    log into ``out.log``. Returns whether the run resumes. Rank 0 does it, while the other
+    ranks wait."""
+    if not world.main:
+        world.barrier()
+        setup_logging(run_dir, world)
+        return bool(world.broadcast(None))
+    recover = _open_run(run_dir, force, recover, config, source, what, write_first, world.size)
+    world.barrier()
+    setup_logging(run_dir, world)
+    return bool(world.broadcast(recover))
+
+
+def _open_run(run_dir: Path, force: bool, recover: bool, config: dict[str, Any], source: str,
+              what: dict[str, Any], write_first: Callable[[], None], processes: int) -> bool:
     if recover and (run_dir / "config.json").is_file():
         read_record(run_dir)  # a damaged run.json or checkpoint stops the resumption before
         for name in ("last.pt", "best.pt"):  # anything changes
@@ -107,21 +126,23 @@ def open_run(run_dir: Path, force: bool, recover: bool, config: dict[str, Any], 
     write_first()
     fault_point("run:vocabulary_saved")
     start_or_recover(run_dir, config, recover, source)
-    record_start(run_dir, what)
-    setup_logging(run_dir)
+    record_start(run_dir, what, processes)
     return recover
 
 
 def fit(setup: Setup, train_loader: Loader, validation_loader: Loader | None,
         settings: dict[str, Any], run_dir: Path, config: dict[str, Any], recover: bool,
-        description: dict[str, Any]) -> tuple[Trainer, dict[str, Any]]:
+        description: dict[str, Any], world: World = SINGLE) -> tuple[Trainer, dict[str, Any]]:
     """Train to the end (or early stop); the model holds the best epoch's weights afterwards.
 
     Returns the trainer (its ``state`` has epochs and timings) and the best epoch's record.
+    Ranks other than 0 draw their own random numbers (dropout) from the seed plus their rank.
     """
     model, callbacks = setup.model, setup.callbacks
+    if world.rank:
+        torch.manual_seed(torch.initial_seed() + world.rank)
     trainer = Trainer(model, setup.optimizer, setup.scheduler, train_loader, validation_loader,
-                      settings, run_dir, callbacks, description, setup.dataset_metric)
+                      settings, run_dir, callbacks, description, setup.dataset_metric, world)
     if recover:
         trainer.restore()
     for callback in callbacks:
@@ -130,6 +151,7 @@ def fit(setup: Setup, train_loader: Loader, validation_loader: Loader | None,
                 sum(p.numel() for p in model.parameters() if p.requires_grad), len(train_loader),
                 code_version())
     best = trainer.train()
+    world.barrier()  # rank 0 has written best.pt
     if trainer.state.best_epoch is not None:
         path = run_dir / "best.pt"
         if not path.is_file():
@@ -166,7 +188,10 @@ def summary(trainer: Trainer, best: dict[str, Any]) -> dict[str, Any]:
 
 
 def finish(trainer: Trainer, run_dir: Path, metrics: dict[str, Any]) -> dict[str, Any]:
-    """Write ``metrics.json``, close ``run.json`` and tell the callbacks the run is over."""
+    """Write ``metrics.json``, close ``run.json`` and tell the callbacks the run is over
+    (rank 0; the other ranks only return the metrics)."""
+    if not trainer.world.main:
+        return metrics
     write_json(run_dir / "metrics.json", metrics)
     record_end(run_dir)
     for callback in trainer.callbacks:

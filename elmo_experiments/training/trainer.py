@@ -8,7 +8,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -23,9 +23,15 @@ from elmo_experiments.devices import DEVICE_DOC
 from elmo_experiments.errors import ConfigError, TrainingStopped
 from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric, compute_all, metric_names
-from elmo_experiments.precision import autocast, warn_if_emulated
+from elmo_experiments.precision import AMP_CHOICES, autocast, grad_scaler, warn_if_emulated
 from elmo_experiments.progress import progress
 from elmo_experiments.training.callbacks import Callback
+from elmo_experiments.training.distributed import (
+    SINGLE,
+    World,
+    merge_metric_states,
+    summed_metric_states,
+)
 from elmo_experiments.training.evaluation import Loader, evaluate
 from elmo_experiments.training.moving_average import (
     MOVING_AVERAGE_PARAMS,
@@ -61,8 +67,11 @@ TRAINER_PARAMS = (
           "(needs the tensorboard package: pip install -e .[viz])"),
     Param("device", str, "auto", doc=f"torch device to train on: {DEVICE_DOC}"),
     Param("cuda_device", int, None, doc="AllenNLP's name: -1 the CPU, N the N-th GPU"),
-    Param("amp", str, None, choices=("bf16",), doc="mixed precision: products in bf16 under "
-          "autocast; weights, optimizer state and loss stay fp32"),
+    Param("amp", str, None, choices=AMP_CHOICES, doc="mixed precision: products in bf16 (or "
+          "fp16, with a dynamic loss scale) under autocast; weights, optimizer state and loss "
+          "stay fp32"),
+    Param("accumulation_steps", int, 1, bounds=AT_LEAST_ONE,
+          doc="batches whose gradients are summed before each optimizer step"),
     Param("moving_average", fields=MOVING_AVERAGE_PARAMS, default=None,
           doc="evaluate (and keep as best.pt) an exponential moving average of the weights"),
 )
@@ -80,6 +89,29 @@ class TrainState:
     elapsed: float = 0.0
 
 
+def rng_states() -> dict[str, Any]:
+    """This process's random number generator states: the CPU's, and every GPU's."""
+    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    return {"torch": torch.get_rng_state(), "cuda": cuda}
+
+
+def restore_rng_states(checkpoint: dict[str, Any], world: World) -> None:
+    """Put back the generator states ``last.pt`` holds: this rank's own when the run had as
+    many ranks as now, else rank 0's (then a resumed multi-process run is not bit-exact)."""
+    per_rank = checkpoint.get("rank_rngs")
+    if per_rank is not None and len(per_rank) == world.size:
+        mine = per_rank[world.rank]
+    else:
+        if (len(per_rank) if per_rank is not None else 1) != world.size and world.main:
+            logger.warning("last.pt was written by %d processes, and %d resume it: random "
+                           "draws (dropout) will differ from an uninterrupted run",
+                           len(per_rank) if per_rank is not None else 1, world.size)
+        mine = {"torch": checkpoint["torch_rng"], "cuda": checkpoint.get("cuda_rng")}
+    torch.set_rng_state(mine["torch"])
+    if mine.get("cuda") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(mine["cuda"])
+
+
 def _to_float(value: Any) -> Any:
     return float(value) if isinstance(value, (int, float, np.floating)) else value
 
@@ -90,6 +122,9 @@ class Trainer:
     ``last.pt`` is written after every epoch, and mid-epoch when a SIGINT or SIGTERM stops the
     run (with the position in the epoch and the running sums), so ``restore`` resumes exactly.
     A non-finite loss or gradient stops training (``on_nonfinite: stop``) or skips the batch.
+    In a multi-process run (``world``, see ``distributed``) the model is wrapped in
+    DistributedDataParallel for training, every rank takes the same decisions from combined
+    figures, and rank 0 alone writes files.
     """
 
     def __init__(
@@ -104,8 +139,16 @@ class Trainer:
         callbacks: list[Callback],
         description: dict[str, Any] | None = None,
         dataset_metric: DatasetMetric | None = None,
+        world: World = SINGLE,
     ) -> None:
-        self.model = model
+        self.model = model  # unwrapped: evaluation, checkpoints, metrics
+        self.world = world
+        self.forward_model: torch.nn.Module = model  # what training batches go through
+        if world.distributed:
+            device = next(model.parameters()).device
+            self.forward_model = torch.nn.parallel.DistributedDataParallel(
+                model, device_ids=[device] if device.type == "cuda" else None,
+                broadcast_buffers=False, find_unused_parameters=True)
         self.optimizer = optimizer
         self.scheduler = scheduler
         self.train_loader = train_loader
@@ -123,9 +166,13 @@ class Trainer:
         self.stop_signal: int | None = None  # set by the SIGINT/SIGTERM handler
         average = settings.get("moving_average")
         self.average = MovingAverage(model, average["decay"]) if average else None
+        self.scaler = grad_scaler(settings.get("amp"), next(model.parameters()).device.type)
 
     # -- checkpoints -------------------------------------------------------------------------
     def _save_last(self, partial: dict[str, Any] | None = None) -> None:
+        rngs = self.world.gather(rng_states())  # a collective: every rank calls it
+        if not self.world.main:
+            return
         save_checkpoint(self.run_dir / "last.pt", {
             **self.description, "kind": "last", "parameters": shapes(self.model),
             "model": self.model.state_dict(),
@@ -134,7 +181,10 @@ class Trainer:
             "moving_average": self.average.state_dict() if self.average is not None else None,
             "state": self.state.__dict__,
             "partial": partial,
-            "torch_rng": torch.get_rng_state(),
+            "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
+            "torch_rng": rngs[0]["torch"],  # rank 0's (and the only one in one process)
+            "cuda_rng": rngs[0]["cuda"],
+            "rank_rngs": rngs if self.world.distributed else None,
         })
 
     def restore(self) -> None:
@@ -142,8 +192,8 @@ class Trainer:
         path = self.run_dir / "last.pt"
         if not path.is_file():
             stale = [*self.run_dir.glob("metrics_epoch_*.json"), self.run_dir / "best.pt"]
-            for leftover in stale:  # from an epoch whose last.pt was never written
-                leftover.unlink(missing_ok=True)
+            for leftover in stale if self.world.main else []:  # from an epoch whose
+                leftover.unlink(missing_ok=True)  # last.pt was never written
             logger.warning("%s: no resumable checkpoint (the run stopped before one was "
                            "written): training from the start", path)
             return
@@ -159,11 +209,15 @@ class Trainer:
                                    f"moving average; resume without it or train afresh"])
             self.average.load_state_dict(checkpoint["moving_average"])
         self.state = TrainState(**checkpoint["state"])
-        for record in self.state.history:  # rewritten: a damaged epoch file is repaired
+        for record in self.state.history if self.world.main else []:  # rewritten: a damaged
             write_json(self.run_dir / f"metrics_epoch_{record['epoch']}.json", record)
         self.partial = checkpoint.get("partial")
+        if self.scaler.is_enabled() and checkpoint.get("scaler"):
+            self.scaler.load_state_dict(checkpoint["scaler"])
+        if self.partial and self.partial["metrics"] is not None and not self.world.main:
+            self.partial = {**self.partial, "metrics": None}  # rank 0 holds all ranks' sums
         self._refill_caches()
-        torch.set_rng_state(checkpoint["torch_rng"])
+        restore_rng_states(checkpoint, self.world)
         where = (f"batch {self.partial['batches']} of epoch {self.state.epoch + 1}"
                  if self.partial else f"epoch {self.state.epoch}")
         logger.info("recovered after %s", where)
@@ -193,7 +247,11 @@ class Trainer:
     # -- one pass ----------------------------------------------------------------------------
     def train_epoch(self, epoch: int) -> dict[str, float]:
         """One epoch (or the rest of a stopped one); raises ``TrainingStopped`` on a signal or
-        a non-finite loss, after saving what can be resumed."""
+        a non-finite loss, after saving what can be resumed.
+
+        With ``accumulation_steps`` k, every k batches (fewer at the epoch's end) make one
+        optimizer step, each batch's loss divided by the step's batch count; a signal stops
+        the run at a step's end."""
         self.model.train()
         partial = self.partial or {"batches": 0, "loss": 0.0, "tokens": 0, "skipped": 0,
                                    "elapsed": 0.0, "metrics": None}
@@ -203,40 +261,61 @@ class Trainer:
                 metric.reset()
                 metric.merge(state)
         total_loss, batches, skipped = partial["loss"], partial["batches"], partial["skipped"]
+        count = self.train_loader.num_batches(epoch)
+        every = self.settings.get("accumulation_steps", 1)
         bar = progress(
             islice(self.train_loader.batches(epoch), batches, None),
-            total=len(self.train_loader), initial=batches, unit="batch",
+            total=count, initial=batches, unit="batch",
             desc=f"epoch {epoch + 1}/{self.settings['num_epochs']}",
-            enabled=self.settings["progress_bar"],
+            enabled=self.settings["progress_bar"] and self.world.main,
         )
         device = next(self.model.parameters()).device
         tokens, start = partial["tokens"], time.perf_counter() - partial["elapsed"]
+        step_loss, step_tokens, step_batches, problem = 0.0, 0, 0, None
         for batch in bar:
-            tokens += batch.num_tokens  # text tokens, for the tokens/s figure
+            first = step_batches == 0
+            step_size = min(every, count - batches)  # batches in this optimizer step
+            batches, step_batches = batches + 1, step_batches + 1
+            step_tokens += batch.num_tokens  # text tokens, for the tokens/s figure
             batch = batch.to(device)
-            self.optimizer.zero_grad(set_to_none=True)
-            with autocast(self.settings.get("amp"), device.type):
-                output = self.model(**batch.arguments())
-            loss = output["loss"].float()  # the model's own per-batch objective
-            batches += 1
-            problem = None if torch.isfinite(loss) else f"the loss is {loss.item()}"
+            if first:
+                self.optimizer.zero_grad(set_to_none=True)
+            last = step_batches == step_size
+            with self._synchronised(last), autocast(self.settings.get("amp"), device.type):
+                output = self.forward_model(**batch.arguments())
+                loss = output["loss"].float()  # the model's own per-batch objective
+                finite = bool(torch.isfinite(loss))
+                if finite or self.world.distributed:  # every rank joins the gradient sum
+                    self.scaler.scale(loss * (batch.weight / step_size)).backward()
+            if finite:
+                step_loss += loss.item() * batch.weight
+            elif problem is None:
+                problem = f"the loss is {loss.item()}"
+            if not last:
+                continue
             if problem is None:
-                loss.backward()
                 problem = self._clip_and_check()
+            step_loss, step_tokens, failed, stop = self.world.sum(
+                [step_loss, step_tokens, problem is not None, self.stop_signal is not None])
+            tokens += int(step_tokens)
+            if failed and problem is None:
+                problem = "a non-finite loss or gradient on another rank"
             if problem is not None:
                 if self.settings["on_nonfinite"] == "stop":
                     self._stop_nonfinite(epoch, batches, problem)
-                skipped += 1
+                skipped += step_batches
                 logger.warning("epoch %d batch %d: %s; batch skipped", epoch + 1, batches,
                                problem)
                 self.optimizer.zero_grad(set_to_none=True)
             else:
-                self.optimizer.step()
+                self.scaler.step(self.optimizer)
+                self.scaler.update()
                 if self.average is not None:
                     self.average.update(self.model)
-                total_loss += loss.item()
+                total_loss += step_loss / self.world.size
+            step_loss, step_tokens, step_batches, problem = 0.0, 0, 0, None
             logs = {"loss": total_loss / max(batches - skipped, 1)}
-            metrics = compute_all(self.model.metrics)
+            metrics = compute_all(self.model.metrics)  # this rank's, while the epoch runs
             if self.metric_name in metrics:
                 logs[self.metric_name] = metrics[self.metric_name]
             shown = {k: f"{v:.4f}" for k, v in logs.items()}
@@ -246,13 +325,16 @@ class Trainer:
             for callback in self.callbacks:
                 callback.on_batch(epoch, batches, logs)
             fault_point(f"trainer:epoch:{epoch + 1}:batch:{batches}")
+            if stop and self.stop_signal is None:  # another rank was signalled
+                self.stop_signal = signal.SIGTERM
             if self.stop_signal is not None:
                 self._stop_on_signal(epoch, {
                     "batches": batches, "loss": total_loss, "tokens": tokens,
                     "skipped": skipped, "elapsed": time.perf_counter() - start,
-                    "metrics": [metric.state() for metric in self.model.metrics]})
+                    "metrics": summed_metric_states(self.model.metrics, self.world)})
         if batches and skipped == batches:
             self._stop_nonfinite(epoch, batches, "every batch of the epoch was non-finite")
+        merge_metric_states(self.model.metrics, self.world)
         metrics = compute_all(self.model.metrics, reset=True)
         if tokens:
             metrics["tokens_per_s"] = tokens / (time.perf_counter() - start)
@@ -260,15 +342,26 @@ class Trainer:
             metrics["skipped_batches"] = skipped
         return {"loss": total_loss / max(batches - skipped, 1), **metrics}
 
+    def _synchronised(self, last: bool) -> Any:
+        """DistributedDataParallel sums gradients across ranks on the last batch of a step
+        only; the others accumulate locally."""
+        if last or not self.world.distributed:
+            return nullcontext()
+        return self.forward_model.no_sync()  # type: ignore[operator]
+
     def _clip_and_check(self) -> str | None:
         """Clip as configured; a description of a non-finite gradient, or None."""
         parameters = [p for p in self.model.parameters() if p.grad is not None]
+        if self.scaler.is_enabled():  # clip the true gradients, not the scaled ones
+            self.scaler.unscale_(self.optimizer)
         if self.settings["grad_clipping"] is not None:
             torch.nn.utils.clip_grad_value_(parameters, self.settings["grad_clipping"])
         if self.settings["grad_norm"] is not None:
             norm = torch.nn.utils.clip_grad_norm_(parameters, self.settings["grad_norm"])
         else:
             norm = torch.nn.utils.get_total_norm([p.grad for p in parameters])
+        if self.scaler.is_enabled():  # an fp16 overflow: the scaler skips the step and
+            return None  # lowers the scale (that is its job, not a failure)
         return None if torch.isfinite(norm) else f"the gradient norm is {norm.item()}"
 
     def _stop_nonfinite(self, epoch: int, batch: int, problem: str) -> None:
@@ -326,7 +419,8 @@ class Trainer:
             self.state.epoch = epoch + 1
             self.state.elapsed += record["duration_s"]
             self.state.history.append(record)
-            write_json(self.run_dir / f"metrics_epoch_{epoch + 1}.json", record)
+            if self.world.main:
+                write_json(self.run_dir / f"metrics_epoch_{epoch + 1}.json", record)
             self._save_last()
             logger.info("epoch %d/%d %s %.4f (best %.4f at epoch %d) in %.1fs", epoch + 1,
                         num_epochs, self.metric_name, value, self.state.best_value,
@@ -342,7 +436,7 @@ class Trainer:
         """Validate the model as it is now, keep ``best.pt`` if this epoch is the best; the
         watched figure and the epoch's record."""
         validation = (evaluate(self.model, self.validation_loader, amp=self.settings.get("amp"),
-                               dataset_metric=self.dataset_metric)
+                               dataset_metric=self.dataset_metric, world=self.world)
                       if self.validation_loader is not None else None)
         duration = time.perf_counter() - start
         watched = validation if validation is not None else train_metrics
@@ -365,12 +459,12 @@ class Trainer:
         if self._is_better(value):
             self.state.best_value, self.state.best_epoch = value, epoch + 1
             self.state.bad_epochs = 0
-            save_checkpoint(self.run_dir / "best.pt",
-                            {**self.description, "kind": "best",
-                             "parameters": shapes(self.model),
-                             "model": self.model.state_dict(),
-                             "epoch": epoch + 1, "metric": self.settings["validation_metric"],
-                             self.settings["validation_metric"]: value})
+            if self.world.main:
+                save_checkpoint(self.run_dir / "best.pt", {
+                    **self.description, "kind": "best", "parameters": shapes(self.model),
+                    "model": self.model.state_dict(), "epoch": epoch + 1,
+                    "metric": self.settings["validation_metric"],
+                    self.settings["validation_metric"]: value})
         else:
             self.state.bad_epochs += 1
         return value, record

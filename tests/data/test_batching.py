@@ -9,11 +9,12 @@ import pytest
 import torch
 
 from elmo_experiments.data.batching import (
+    InstanceLoader,
+    batch_groups,
     collate,
     index_instances,
     iterate_batches,
     make_batches,
-    num_batches,
 )
 from elmo_experiments.data.fields import (
     LabelField,
@@ -179,7 +180,7 @@ def test_iterate_batches_adds_indices(train: bool) -> None:
         assert lengths == [data[i].length for i in batch.indices]
         assert [m["tokens"] for m in batch.metadata] == [
             SENTENCES[i][0] for i in batch.indices]
-    assert len(batches) == num_batches(data, settings, train)
+    assert len(batches) == len(batch_groups([d.length for d in data], settings, 5, train))
 
 
 def test_evaluation_batches_are_unshuffled() -> None:
@@ -319,3 +320,23 @@ def test_features_of_different_sizes_in_one_batch_are_an_error() -> None:
                             {"tokens": ["b"], "vectors": [[1.0, 2.0]]}], fields, vocab)
     with pytest.raises(DataError, match=r"per-token features of different shapes"):
         collate(data, fields)
+
+
+def test_a_loader_counts_the_batches_each_epoch_yields_under_max_tokens() -> None:
+    """Shuffled, noisy lengths bucket differently each epoch under ``max_tokens``: the count
+    is that epoch's, not the unshuffled pass's (ranks that disagreed on it would hang)."""
+    fields = {"tokens": TextField({"tokens": SingleIdIndexer()})}
+    instances = [{"tokens": ["w"] * n} for n in LENGTHS]
+    counts: dict[str, Counter[str]] = {}
+    for instance in instances:
+        fields["tokens"].count(instance["tokens"], counts)
+    vocab = Vocabulary.from_counts(counts)
+    data = index_instances(instances, fields, vocab)
+    settings = {"batch_size": 16, "max_tokens": 120, "shuffle": True, "padding_noise": 0.3}
+    loader = InstanceLoader(data, fields, settings, seed=3, train=True)
+    counts = [loader.num_batches(epoch) for epoch in range(8)]
+    for epoch, count in enumerate(counts):
+        assert len(list(loader.batches(epoch))) == count
+    assert len(loader) == counts[0]
+    unshuffled = len(make_batches(LENGTHS, 16, 120, shuffle=False))
+    assert any(count != unshuffled for count in counts)  # what len() used to report

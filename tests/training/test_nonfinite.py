@@ -40,6 +40,9 @@ class Steps:
         for step in range(1, 5):
             yield Batch({"step": torch.tensor(step)}, {}, 1, [step - 1], [{}])
 
+    def num_batches(self, epoch: int) -> int:
+        return 4
+
     def __len__(self) -> int:
         return 4
 

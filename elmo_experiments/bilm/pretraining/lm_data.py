@@ -77,26 +77,31 @@ class LmLoader:
         if not train and settings.get("max_eval_sentences"):
             self.spans = self.spans[: settings["max_eval_sentences"]]
         self.settings, self.seed, self.train = settings, seed, train
-        self._length: int | None = None
+        self._groups: tuple[int, list[list[int]]] | None = None  # the last epoch's
         self.targets = torch.from_numpy(vocab.type_map(corpus.types))  # (types,)
         self._chars = np.zeros((len(corpus.types), MAX_CHARACTERS), dtype=np.int16)
         for type_id, token in enumerate(corpus.types):
             self._chars[type_id] = token_to_ids(token)
 
-    def _groups(self, epoch: int) -> list[list[int]]:
-        lengths = (self.spans[:, 1] - self.spans[:, 0]).tolist()
-        groups = make_batches(lengths, self.settings["batch_size"], self.settings["max_tokens"],
-                              shuffle=self.train, seed=self.seed * 1000 + epoch)
-        limit = self.settings.get("batches_per_epoch")
-        return groups[:limit] if self.train and limit else groups
+    def groups(self, epoch: int) -> list[list[int]]:
+        """The sentence groups of the epoch's batches (the same on every rank)."""
+        if self._groups is None or self._groups[0] != epoch:
+            lengths = (self.spans[:, 1] - self.spans[:, 0]).tolist()
+            groups = make_batches(lengths, self.settings["batch_size"],
+                                  self.settings["max_tokens"], shuffle=self.train,
+                                  seed=self.seed * 1000 + epoch)
+            limit = self.settings.get("batches_per_epoch")
+            self._groups = (epoch, groups[:limit] if self.train and limit else groups)
+        return self._groups[1]
 
-    def __len__(self) -> int:  # same for every epoch; computed once (a pass over all sentences)
-        if self._length is None:
-            self._length = len(self._groups(0))
-        return self._length
+    def num_batches(self, epoch: int) -> int:
+        return len(self.groups(epoch))
+
+    def __len__(self) -> int:
+        return self.num_batches(0)
 
     def batches(self, epoch: int) -> Iterator[Batch]:
-        for group in self._groups(epoch):
+        for group in self.groups(epoch):
             yield self.collate(group)
 
     def collate(self, group: list[int]) -> Batch:

@@ -26,6 +26,7 @@ from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.files import atomic_write, read_json, sha1_of, warn_if_sample
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
+from elmo_experiments.training.distributed import global_settings, sharded, world_from_env
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     check_run_dir,
@@ -167,8 +168,10 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
         what["init_from"] = {"path": str(init_dir), "sha1": weights_digest(
             Path(init_dir) / "options.json", Path(init_dir) / "weights.hdf5")}
     run_dir = Path(serialization_dir)
+    world = world_from_env()
     check_run_dir(run_dir, force=force, recover=recover)
-    setup_logging(None)
+    world.barrier()  # every rank has looked at the run directory before rank 0 changes it
+    setup_logging(None, world)
     resuming = recover and (run_dir / "config.json").is_file()
     used_sample = warn_if_sample({f"train {i}": source["path"] for i, source
                                   in enumerate(values["corpus"]["train"])})
@@ -192,7 +195,7 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
         if not len(LmLoader(corpus, "heldout", vocab, loader, seed, train=False).spans):
             raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
                             "corpus.heldout_every (model selection needs held-out sentences)")
-        setup = set_up(model, values["trainer"])
+        setup = set_up(model, values["trainer"], world=world)
     except BaseException:
         if staged:
             shutil.rmtree(corpus.directory, ignore_errors=True)
@@ -205,24 +208,31 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
         if not saved:
             vocab.save(vocab_file)
 
-    recover = open_run(run_dir, force, recover, config, str(config_path), what, write_first)
+    recover = open_run(run_dir, force, recover, config, str(config_path), what, write_first,
+                       world)
     if staged:
+        if not world.main:  # rank 0 moved its own copy in
+            shutil.rmtree(corpus.directory, ignore_errors=True)
         corpus = PreparedCorpus.load(run_dir / "corpus")
-    train_loader = LmLoader(corpus, "train", vocab, loader, seed, train=True)
-    heldout = LmLoader(corpus, "heldout", vocab, loader, seed, train=False)
+    loader = global_settings(loader, world)  # batch sizes are per rank
+
+    def lm_loader(split: str, train: bool = False) -> Any:
+        return sharded(LmLoader(corpus, split, vocab, loader, seed, train=train), world, train)
+
     description = describe(config, sha1_of(vocab_file))
-    trainer, best = fit(setup, train_loader, heldout, values["trainer"], run_dir, config, recover,
-                        description)
+    trainer, best = fit(setup, lm_loader("train", train=True), lm_loader("heldout"),
+                        values["trainer"], run_dir, config, recover, description, world)
     model.to("cpu")
     metrics = summary(trainer, best)
     metrics["corpus"] = json.loads((corpus.directory / "summary.json").read_text())
     metrics["embedded_sample"] = used_sample
     for split in corpus.splits():
         if split not in ("train", "heldout"):
-            result = evaluate(model, LmLoader(corpus, split, vocab, loader, seed, train=False),
-                              amp=values["trainer"].get("amp"))
+            result = evaluate(model, lm_loader(split), amp=values["trainer"].get("amp"),
+                              world=world)
             metrics.update({f"{split}_{k}": v for k, v in result.items()})
-    export_bilm(model, vocab, run_dir / "bilm")
+    if world.main:
+        export_bilm(model, vocab, run_dir / "bilm")
     return finish(trainer, run_dir, metrics)
 
 

@@ -1,0 +1,191 @@
+"""Data-parallel training across processes: torch.distributed, launched by ``torchrun``.
+
+Every rank builds the same global batches (same seed) and takes its contiguous share of each,
+so all ranks run the same number of steps, and the gradients that DistributedDataParallel
+averages equal those of one process fed the whole global batch (each rank's loss is weighted
+by its share: exact for losses that are means over instances). Metric states, losses and
+predictions are summed or gathered across ranks; rank 0 alone writes the run directory.
+
+One process (no ``torchrun``) is the ``World`` of size 1, and every call here is then a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from elmo_experiments.data.batching import Batch
+from elmo_experiments.errors import ConfigError
+from elmo_experiments.metrics.metric import Metric, add_states
+
+logger = logging.getLogger("elmo_experiments")
+
+
+@dataclass(frozen=True)
+class World:
+    """This process's place among the ranks of a run."""
+
+    rank: int = 0
+    size: int = 1
+    local_rank: int = 0  # the rank on this node: which GPU it drives
+
+    @property
+    def main(self) -> bool:
+        """Rank 0: the one that writes the run directory, logs and shows progress."""
+        return self.rank == 0
+
+    @property
+    def distributed(self) -> bool:
+        return self.size > 1
+
+    def sum(self, values: list[float]) -> list[float]:
+        """Each value summed over the ranks (float64, so counts stay exact)."""
+        if not self.distributed:
+            return list(values)
+        tensor = torch.tensor(values, dtype=torch.float64)
+        dist.all_reduce(tensor)
+        return tensor.tolist()
+
+    def gather(self, value: Any) -> list[Any]:
+        """Every rank's ``value`` (picklable), in rank order, on every rank."""
+        if not self.distributed:
+            return [value]
+        out: list[Any] = [None] * self.size
+        dist.all_gather_object(out, value)
+        return out
+
+    def broadcast(self, value: Any) -> Any:
+        """Rank 0's ``value`` on every rank."""
+        if not self.distributed:
+            return value
+        box = [value]
+        dist.broadcast_object_list(box, src=0)
+        return box[0]
+
+    def barrier(self) -> None:
+        if self.distributed:
+            dist.barrier()
+
+
+SINGLE = World()
+
+
+def world_from_env() -> World:
+    """The world ``torchrun`` describes (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``), joined on
+    first use: gloo for CPU tensors, NCCL for CUDA ones when there is a GPU. Without
+    ``torchrun``: one process."""
+    size = int(os.environ.get("WORLD_SIZE", "1"))
+    if size <= 1:
+        return SINGLE
+    try:
+        world = World(int(os.environ["RANK"]), size, int(os.environ.get("LOCAL_RANK", "0")))
+    except (KeyError, ValueError):
+        raise ConfigError([f"WORLD_SIZE={size} but RANK is missing or not a number: launch "
+                           f"multi-process runs with torchrun"]) from None
+    if not dist.is_initialized():
+        backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
+        dist.init_process_group(backend)
+    return world
+
+
+def place_on_device(device: torch.device, world: World) -> torch.device:
+    """Each rank of a multi-GPU run drives its own GPU (``cuda`` means ``cuda:LOCAL_RANK``)."""
+    if world.distributed and device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", world.local_rank % torch.cuda.device_count())
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    return device
+
+
+def global_settings(settings: dict[str, Any], world: World) -> dict[str, Any]:
+    """Loader settings for the global batch: ``batch_size`` (and ``max_tokens``,
+    ``validation_batch_size``) are per rank, so the global batch is ``world.size`` times it."""
+    if not world.distributed:
+        return settings
+    scaled = dict(settings)
+    for key in ("batch_size", "max_tokens", "validation_batch_size"):
+        if scaled.get(key):
+            scaled[key] = scaled[key] * world.size
+    return scaled
+
+
+def share(group: list[int], world: World) -> list[int]:
+    """This rank's contiguous share of a global batch's indices (sizes differ by at most 1)."""
+    start = len(group) * world.rank // world.size
+    return group[start: len(group) * (world.rank + 1) // world.size]
+
+
+class ShardedLoader:
+    """One rank's part of a loader's global batches (a loader with ``groups(epoch)`` and
+    ``collate(group)``).
+
+    Training: a global batch smaller than the number of ranks is left out (every rank must
+    take part in every step); evaluation keeps everything, and a rank whose share is empty
+    skips that batch. Each batch's ``weight`` is its share of the global batch times the
+    number of ranks."""
+
+    def __init__(self, loader: Any, world: World, train: bool) -> None:
+        self.loader, self.world, self.train = loader, world, train
+        self._warned: set[int] = set()
+
+    def _kept(self, epoch: int) -> list[list[int]]:
+        groups = self.loader.groups(epoch)
+        if not self.train:
+            return groups
+        kept = [group for group in groups if len(group) >= self.world.size]
+        if len(kept) < len(groups) and epoch not in self._warned and self.world.main:
+            self._warned.add(epoch)
+            left = sum(len(group) for group in groups) - sum(len(group) for group in kept)
+            logger.warning("epoch %d: %d instances in global batches smaller than the %d "
+                           "ranks are left out of training", epoch + 1, left, self.world.size)
+        return kept
+
+    def batches(self, epoch: int) -> Iterator[Batch]:
+        for group in self._kept(epoch):
+            part = share(group, self.world)
+            if not part:
+                continue
+            batch = self.loader.collate(part)
+            batch.weight = self.world.size * len(part) / len(group)
+            yield batch
+
+    def num_batches(self, epoch: int) -> int:
+        """Global batches this rank takes part in (the same count on every rank in training)."""
+        return sum(1 for group in self._kept(epoch) if share(group, self.world))
+
+    def __len__(self) -> int:
+        return self.num_batches(0)
+
+    def instances(self) -> list[dict[str, Any]]:
+        return self.loader.instances()
+
+
+def sharded(loader: Any, world: World, train: bool) -> Any:
+    """``loader`` itself in one process, else this rank's ``ShardedLoader`` of it."""
+    return ShardedLoader(loader, world, train) if world.distributed else loader
+
+
+def summed_metric_states(metrics: list[Metric], world: World) -> list[dict[str, Any]]:
+    """Every metric's state summed over the ranks (what a mid-epoch checkpoint keeps)."""
+    out = []
+    for states in zip(*world.gather([metric.state() for metric in metrics]), strict=True):
+        total: dict[str, Any] = {}
+        for state in states:
+            total = add_states(total, state)
+        out.append(total)
+    return out
+
+
+def merge_metric_states(metrics: list[Metric], world: World) -> None:
+    """Replace every metric's state with the sum of all ranks' states (on every rank)."""
+    if not world.distributed:
+        return
+    for metric, total in zip(metrics, summed_metric_states(metrics, world), strict=True):
+        metric.reset()
+        metric.merge(total)

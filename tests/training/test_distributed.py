@@ -1,0 +1,157 @@
+"""Data-parallel training: the sharding rule, and two gloo processes under ``torchrun``
+against one process fed the same global batches."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from elmo_experiments.data.batching import Batch
+from elmo_experiments.training.distributed import ShardedLoader, World, global_settings, share
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Groups:
+    """A loader of fixed index groups."""
+
+    def __init__(self, groups: list[list[int]]) -> None:
+        self._groups = groups
+
+    def groups(self, epoch: int) -> list[list[int]]:
+        return self._groups
+
+    def collate(self, group: list[int]) -> Batch:
+        return Batch({"x": torch.tensor(group)}, {}, len(group), list(group), [{}] * len(group))
+
+    def instances(self) -> list[dict]:
+        return []
+
+
+GROUPS = [[0, 1, 2, 3, 4], [5, 6], [7], [8, 9, 10]]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_shares_cover_each_global_batch_once(size: int) -> None:
+    for group in GROUPS:
+        parts = [share(group, World(rank, size)) for rank in range(size)]
+        assert [i for part in parts for i in part] == group
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1
+
+
+def test_training_shards_have_equal_counts_and_weights_that_sum_to_the_ranks() -> None:
+    loaders = [ShardedLoader(Groups(GROUPS), World(rank, 2), train=True) for rank in (0, 1)]
+    batches = [list(loader.batches(0)) for loader in loaders]
+    assert [len(b) for b in batches] == [3, 3] == [loader.num_batches(0) for loader in loaders]
+    assert [b.indices for b in batches[0]] == [[0, 1], [5], [8]]  # [7] is left out:
+    assert [b.indices for b in batches[1]] == [[2, 3, 4], [6], [9, 10]]  # rank 1 has no share
+    for first, second in zip(*batches, strict=True):
+        assert first.weight + second.weight == pytest.approx(2.0)
+        assert first.weight == pytest.approx(2 * len(first) / (len(first) + len(second)))
+
+
+def test_evaluation_shards_keep_every_instance() -> None:
+    loaders = [ShardedLoader(Groups(GROUPS), World(rank, 2), train=False) for rank in (0, 1)]
+    seen = sorted(i for loader in loaders for b in loader.batches(0) for i in b.indices)
+    assert seen == list(range(11))
+    assert [loader.num_batches(0) for loader in loaders] == [3, 4]  # [7] only on rank 1
+
+
+def test_batch_sizes_are_per_rank() -> None:
+    settings = {"batch_size": 4, "max_tokens": 100, "validation_batch_size": None}
+    assert global_settings(settings, World(0, 3)) == {"batch_size": 12, "max_tokens": 300,
+                                                      "validation_batch_size": None}
+    assert global_settings(settings, World()) is settings
+
+
+# -- two processes (gloo) against one ---------------------------------------------------------
+EPOCHS = 8
+COMMON = ["-o", f"trainer.num_epochs={EPOCHS}", "-o", "trainer.progress_bar=false",
+          "-o", "trainer.tensorboard=false", "-o", "model.dropout=0",
+          "-o", "model.encoder.input_dropout=0"]  # no random draws: the ranks draw their own
+
+
+def train(run_dir: Path, processes: int, batch_size: int, config: str, *extra: str,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    args = ["train", config, "-s", str(run_dir), *COMMON,
+            "-o", f"data_loader.batch_size={batch_size}", *extra]
+    launcher = ([] if processes == 1 else
+                ["-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={processes}"])
+    environment = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
+    environment.update({"OMP_NUM_THREADS": "1", **(env or {})})
+    return subprocess.run([sys.executable, *launcher, "-m", "elmo_experiments", *args],
+                          cwd=ROOT, env=environment, capture_output=True, text=True, timeout=900)
+
+
+def epochs(run_dir: Path) -> list[dict]:
+    return [json.loads((run_dir / f"metrics_epoch_{n}.json").read_text())
+            for n in range(1, EPOCHS + 1)]
+
+
+def assert_same_training(one: Path, two: Path) -> None:
+    for single, double in zip(epochs(one), epochs(two), strict=True):
+        for key in ("training_loss", "validation_loss", "validation_f1", "training_f1",
+                    "validation_accuracy"):
+            assert double[key] == pytest.approx(single[key], rel=1e-4, abs=1e-4), key
+    assert single["validation_f1"] > 0, "the comparison needs a model that has learnt"
+    metrics = [json.loads((run / "metrics.json").read_text()) for run in (one, two)]
+    assert metrics[1]["test_f1"] == pytest.approx(metrics[0]["test_f1"], abs=1e-4)
+    assert metrics[1]["best_epoch"] == metrics[0]["best_epoch"]
+
+
+@pytest.fixture(scope="module")
+def ner_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("ddp")
+    one, two = root / "one", root / "two"
+    for run_dir, processes, batch_size in ((one, 1, 8), (two, 2, 4)):
+        result = train(run_dir, processes, batch_size, "experiments/ner_baseline.jsonnet")
+        assert result.returncode == 0, result.stderr[-3000:]
+    return one, two
+
+
+def test_two_gloo_processes_train_as_one_with_the_same_global_batch(ner_pair) -> None:
+    assert_same_training(*ner_pair)
+
+
+def test_rank_zero_alone_writes_the_run_directory(ner_pair) -> None:
+    one, two = ner_pair
+    assert sorted(p.name for p in two.iterdir()) == sorted(p.name for p in one.iterdir())
+    record = json.loads((two / "run.json").read_text())
+    assert record["sessions"][0]["processes"] == 2
+    assert "[rank 1]" not in (two / "out.log").read_text()
+
+
+def test_a_two_process_run_recovers(ner_pair, tmp_path: Path) -> None:
+    one, _ = ner_pair
+    run_dir = tmp_path / "run"
+    first = train(run_dir, 2, 4, "experiments/ner_baseline.jsonnet",
+                  "-o", f"trainer.num_epochs={EPOCHS - 1}")
+    assert first.returncode == 0, first.stderr[-3000:]
+    resumed = train(run_dir, 2, 4, "experiments/ner_baseline.jsonnet", "--recover")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"recovered after epoch {EPOCHS - 1}" in resumed.stderr
+    assert_same_training(one, run_dir)
+
+
+def test_the_elmo_scalar_mix_trains_under_ddp(tmp_path: Path, tiny_bilm_dir: Path) -> None:
+    """Gradients reach the layer weights and gamma through DistributedDataParallel, and two
+    processes agree with one (AllenNLP's scalar mix broke under DataParallel)."""
+    runs = []
+    for processes, batch_size in ((1, 8), (2, 4)):
+        run_dir = tmp_path / f"elmo{processes}"
+        result = train(run_dir, processes, batch_size, "experiments/ner.jsonnet",
+                       "-o", "model.token_embedders.elmo.dropout=0",
+                       env={"ELMO_WEIGHTS": str(tiny_bilm_dir)})
+        assert result.returncode == 0, result.stderr[-3000:]
+        runs.append(run_dir)
+    assert_same_training(*runs)
+    mixes = [epochs(run)[-1]["elmo_mixes"]["embedder.embedders.elmo"][0] for run in runs]
+    assert mixes[0]["gamma"] != 1.0 and len(set(mixes[0]["weights"])) == 3  # it trained
+    assert mixes[1]["gamma"] == pytest.approx(mixes[0]["gamma"], abs=1e-5)
+    assert mixes[1]["weights"] == pytest.approx(mixes[0]["weights"], abs=1e-5)
