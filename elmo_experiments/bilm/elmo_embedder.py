@@ -101,22 +101,23 @@ class ElmoTokenEmbedder(torch.nn.Module):
         lengths = (ids > 0).any(dim=2).sum(dim=1).tolist()
         rows = ids.cpu().numpy()
         keys = [self.cache.key(rows[i, :n]) for i, n in enumerate(lengths)]
-        found = [self.cache.get(k) for k in keys]
+        found = [self.cache.get(k) for k in keys]  # on the CPU
         missing = [i for i, f in enumerate(found) if f is None]
-        if missing:
-            sub = ids[missing][:, : max(lengths[i] for i in missing)]
-            with torch.no_grad():
-                layers, _ = self.runner.with_boundaries(sub)
-            stacked = torch.stack(layers, dim=1)  # (new, layers, seq + 2, dim)
-            for position, i in enumerate(missing):
-                found[i] = stacked[position, :, : lengths[i] + 2]
-                self.cache.put(keys[i], found[i])
         seq = ids.shape[1] + 2
-        out = torch.zeros(ids.shape[0], self.runner.bilm.num_layers, seq, self.representation_dim,
-                          device=ids.device)
+        out = torch.zeros(ids.shape[0], self.runner.bilm.num_layers, seq, self.representation_dim)
         for i, activations in enumerate(found):
-            assert activations is not None
-            out[i, :, : lengths[i] + 2] = activations
+            if activations is not None:
+                out[i, :, : lengths[i] + 2] = activations
+        out = out.to(ids.device, non_blocking=True)  # one copy per batch, not per sentence
+        if missing:
+            width = max(lengths[i] for i in missing)
+            with torch.no_grad():
+                layers, sub_mask = self.runner.with_boundaries(ids[missing][:, :width])
+            stacked = torch.stack(layers, dim=1)  # (new, layers, width + 2, dim)
+            for position, i in enumerate(missing):
+                self.cache.put(keys[i], stacked[position, :, : lengths[i] + 2])
+            kept = sub_mask[:, None, :, None].to(torch.bool)  # zero beyond each sentence
+            out[missing, :, : width + 2] = torch.where(kept, stacked, 0.0).to(out.dtype)
         lengths_b = torch.tensor(lengths, device=ids.device) + 2
         mask = torch.arange(seq, device=ids.device)[None, :] < lengths_b[:, None]
         return list(out.unbind(dim=1)), mask

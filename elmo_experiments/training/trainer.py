@@ -271,10 +271,11 @@ class Trainer:
         )
         device = next(self.model.parameters()).device
         tokens, start = partial["tokens"], time.perf_counter() - partial["elapsed"]
-        step_loss, step_tokens, step_batches, problem = 0.0, 0, 0, None
+        step_loss, step_tokens, step_batches, step_size, problem = 0.0, 0, 0, 1, None
         for batch in bar:
             first = step_batches == 0
-            step_size = min(every, count - batches)  # batches in this optimizer step
+            if first:
+                step_size = min(every, count - batches)  # batches in this optimizer step
             batches, step_batches = batches + 1, step_batches + 1
             step_tokens += batch.num_tokens  # text tokens, for the tokens/s figure
             batch = batch.to(device)
