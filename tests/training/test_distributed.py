@@ -155,3 +155,23 @@ def test_the_elmo_scalar_mix_trains_under_ddp(tmp_path: Path, tiny_bilm_dir: Pat
     assert mixes[0]["gamma"] != 1.0 and len(set(mixes[0]["weights"])) == 3  # it trained
     assert mixes[1]["gamma"] == pytest.approx(mixes[0]["gamma"], abs=1e-5)
     assert mixes[1]["weights"] == pytest.approx(mixes[0]["weights"], abs=1e-5)
+
+
+def test_pretraining_runs_on_two_processes(tmp_path: Path) -> None:
+    """The biLM's pretraining takes the same trainer: rank 0 exports, the heldout figure is
+    the exact softmax's over every heldout sentence."""
+    run_dir = tmp_path / "bilm"
+    environment = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
+    environment["OMP_NUM_THREADS"] = "1"
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
+         "-m", "elmo_experiments", "pretrain", "experiments/bilm/tiny.jsonnet", "-s",
+         str(run_dir), "-o", "trainer.num_epochs=2", "-o", "data_loader.batches_per_epoch=4",
+         "-o", "trainer.progress_bar=false", "-o", "data_loader.batch_size=8"],
+        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["epochs_completed"] == 2
+    assert 1.0 < metrics["best_validation_perplexity"] < 200  # vocabulary of 200
+    assert (run_dir / "bilm" / "weights.hdf5").is_file()
+    assert json.loads((run_dir / "run.json").read_text())["sessions"][0]["processes"] == 2
