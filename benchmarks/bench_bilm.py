@@ -2,7 +2,7 @@
 
     python benchmarks/bench_bilm.py [--size original|small|tiny] [--batch 64] [--tokens 20]
                                     [--threads 2] [--repeats 3] [--skip-ner]
-                                    [--precisions fp32 bf16]
+                                    [--precisions fp32 bf16] [--device cpu|cuda]
 
 Prints, per precision (fp32; bf16 with the whole biLM converted): tokens/s of the biLM forward
 (random weights in the released layout, no caches), the achieved GFLOP/s (all 50 character
@@ -21,7 +21,14 @@ import time
 from pathlib import Path
 
 import torch
-from common import forward_flops, matmul_peak
+from common import (
+    add_device_argument,
+    describe_device,
+    device_of,
+    forward_flops,
+    matmul_peak,
+    synchronize,
+)
 
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.options import BilmOptions
@@ -55,30 +62,35 @@ def time_forward(bilm, ids: torch.Tensor, repeats: int) -> float:  # type: ignor
         bilm(ids)
         best = float("inf")
         for _ in range(repeats):
+            synchronize(ids.device)
             start = time.perf_counter()
             bilm(ids)
+            synchronize(ids.device)
             best = min(best, time.perf_counter() - start)
     return best
 
 
 def bench_bilm(args: argparse.Namespace) -> None:
     options = SIZES[args.size]
-    peaks = {p: matmul_peak(precision=p) for p in args.precisions}
-    ids = batch_to_ids(sentences(args.batch, args.tokens, seed=0))
+    device = device_of(args.device)
+    peaks = {p: matmul_peak(precision=p, device=device) for p in args.precisions}
+    ids = batch_to_ids(sentences(args.batch, args.tokens, seed=0)).to(device)
     tokens = args.batch * args.tokens
     flops = forward_flops(options, args.batch * (args.tokens + 2))
-    print(f"biLM {args.size}: batch {args.batch} x {args.tokens} tokens, {args.threads} threads, "
+    print(f"biLM {args.size}: batch {args.batch} x {args.tokens} tokens, "
           f"{flops / (args.batch * (args.tokens + 2)) / 1e6:.1f} MFLOP per position "
-          f"(CPU capability {torch.backends.cpu.get_cpu_capability()}, native bf16: "
-          f"{native_bf16()})")
+          f"({describe_device(device, args.threads)}, native bf16: "
+          f"{native_bf16(device.type)})")
     speeds = {}
     for precision in args.precisions:
         with tempfile.TemporaryDirectory() as folder:
             write_random_weights(folder, options, seed=0)
             bilm = load_bilm(Path(folder) / "options.json", Path(folder) / "weights.hdf5")
+        bilm.to(device)
         runner = BilmRunner(bilm, "stateless", precision=precision)
         seconds = time_forward(runner, ids, args.repeats)
-        peak = max(peaks[precision], matmul_peak(precision=precision))  # the stricter ratio
+        peak = max(peaks[precision], matmul_peak(precision=precision, device=device))  # the
+        # stricter ratio
         achieved = flops / seconds / 1e9
         speeds[precision] = tokens / seconds
         print(f"  {precision} matmul peak (2048^3):  {peak:8.1f} GFLOP/s (best before/after)")
@@ -88,8 +100,8 @@ def bench_bilm(args: argparse.Namespace) -> None:
         if precision == "fp32":
             bilm.char_encoder.cache_tokens = True
             time_forward(runner, ids, 1)  # fills the character cache
-            cached = time_forward(runner, batch_to_ids(sentences(args.batch, args.tokens, 1)),
-                                  args.repeats)
+            cached = time_forward(runner, batch_to_ids(sentences(args.batch, args.tokens, 1)
+                                                       ).to(device), args.repeats)
             print(f"  fp32 forward, character cache warm: {tokens / cached:8.0f} tokens/s  "
                   f"{cached * 1000:7.1f} ms/batch  ({seconds / cached:.2f}x)")
     if len(speeds) == 2:
@@ -132,6 +144,7 @@ def main() -> None:
     parser.add_argument("--skip-ner", action="store_true")
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"],
                         choices=["fp32", "bf16"])
+    add_device_argument(parser)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     bench_bilm(args)

@@ -3,13 +3,15 @@
     python benchmarks/bench_pretrain.py [--sizes gutenberg small original]
                                         [--precisions fp32 bf16] [--batch 64] [--tokens 20]
                                         [--steps 3] [--vocab 28000] [--threads 2]
+                                        [--device cpu|cuda]
 
 The architectures are the ``model`` sections of ``experiments/bilm/<size>.jsonnet``. Each step
 is a full training step (forward, sampled softmax, backward, Adam update) on random sentences.
 Printed per size and precision: seconds a step, training tokens/s, the model FLOPs per token
 (as the architecture defines them: all 50 character positions, both directions, the sampled
 softmax, backward = 2 x forward), the GFLOP/s those FLOPs make, and the fraction of the same
-precision's matmul peak measured in this process. Figures only.
+precision's matmul peak measured in this process (on ``--device``; on a GPU fp16 too, with
+its loss scale). Figures only.
 """
 
 from __future__ import annotations
@@ -20,13 +22,20 @@ import time
 from pathlib import Path
 
 import torch
-from common import matmul_peak, training_flops
+from common import (
+    add_device_argument,
+    describe_device,
+    device_of,
+    matmul_peak,
+    synchronize,
+    training_flops,
+)
 
 from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.validate import Validator
-from elmo_experiments.precision import autocast, native_bf16
+from elmo_experiments.precision import autocast, grad_scaler, native_bf16
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,16 +58,20 @@ def batch(size: int, tokens: int, vocab: int, rng: random.Random) -> dict[str, t
 
 
 def step_seconds(model: torch.nn.Module, data: dict[str, torch.Tensor], precision: str,
-                 steps: int) -> float:
+                 steps: int, device: torch.device) -> float:
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    scaler = grad_scaler(precision, device.type)  # fp16: the trainer's dynamic loss scale
     times = []
     for _ in range(steps + 1):  # the first step warms up
+        synchronize(device)
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        with autocast(precision):
+        with autocast(precision, device.type):
             loss = model(**data)["loss"]
-        loss.backward()
-        optimizer.step()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        synchronize(device)
         times.append(time.perf_counter() - start)
     return min(times[1:])
 
@@ -67,23 +80,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=["gutenberg", "small"])
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"],
-                        choices=["fp32", "bf16"])
+                        choices=["fp32", "bf16", "fp16"])
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--tokens", type=int, default=20)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--vocab", type=int, default=28000)
     parser.add_argument("--threads", type=int, default=2)
+    add_device_argument(parser)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"{args.threads} threads, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
-          f"native bf16 matrix units: {native_bf16()}")
-    peaks = {p: matmul_peak(precision=p) for p in args.precisions}
+    device = device_of(args.device)
+    print(f"{describe_device(device, args.threads)}, native bf16 matrix units: "
+          f"{native_bf16(device.type)}")
+    peaks = {p: matmul_peak(precision=p, device=device) for p in args.precisions}
     for precision, peak in peaks.items():
         print(f"{precision} matmul peak (2048^3): {peak:.1f} GFLOP/s")
     rng = random.Random(0)
     for size in args.sizes:
-        model = build(size, args.vocab).train()
-        data = batch(args.batch, args.tokens, args.vocab, rng)
+        model = build(size, args.vocab).train().to(device)
+        data = {k: v.to(device) for k, v in batch(args.batch, args.tokens, args.vocab,
+                                                   rng).items()}
         positions, predictions = args.batch * (args.tokens + 2), args.batch * (args.tokens + 1)
         flops = training_flops(model.bilm.options, positions, predictions,
                                model.softmax.num_samples)
@@ -94,13 +110,13 @@ def main() -> None:
               f"{args.batch} x {args.tokens}: {flops / tokens / 1e6:.1f} MFLOP per token")
         speeds = {}
         for precision in args.precisions:
-            seconds = step_seconds(model, data, precision, args.steps)
+            seconds = step_seconds(model, data, precision, args.steps, device)
             speeds[precision] = tokens / seconds
             achieved = flops / seconds / 1e9
             print(f"  {precision}: {seconds:.3f} s a step, {tokens / seconds:8,.0f} training "
                   f"tokens/s, {achieved:6.1f} GFLOP/s = {achieved / peaks[precision]:.2f} of the "
                   f"{precision} peak")
-        if len(speeds) == 2:
+        if "bf16" in speeds and "fp32" in speeds:
             print(f"  bf16 / fp32 tokens/s: {speeds['bf16'] / speeds['fp32']:.2f}x")
 
 

@@ -2,26 +2,55 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import torch
 
 from elmo_experiments.bilm.options import BilmOptions
 
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def add_device_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", default="cpu",
+                        help="cpu, cuda, cuda:N or auto (a GPU when there is one)")
+
+
+def device_of(name: str) -> torch.device:
+    from elmo_experiments.devices import resolve_device
+
+    return resolve_device(name, "--device")
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for the device's queued work (GPU kernels run asynchronously)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def describe_device(device: torch.device, threads: int) -> str:
+    if device.type == "cuda":
+        return f"GPU {torch.cuda.get_device_name(device)}"
+    return f"{threads} threads, CPU capability {torch.backends.cpu.get_cpu_capability()}"
 
 
 def matmul_peak(size: int = 2048, repeats: int = 10, precision: str = "fp32",
-                budget_s: float = 20.0) -> float:
-    """Best GFLOP/s of a (size x size) @ (size x size) product in ``precision`` in this
-    process (fewer repeats once ``budget_s`` is spent: emulated bf16 is very slow)."""
-    a = torch.randn(size, size, dtype=DTYPES[precision])
-    b = torch.randn(size, size, dtype=DTYPES[precision])
+                budget_s: float = 20.0, device: torch.device | str = "cpu") -> float:
+    """Best GFLOP/s of a (size x size) @ (size x size) product in ``precision`` on ``device``
+    in this process (fewer repeats once ``budget_s`` is spent: emulated bf16 is very slow).
+    On a GPU the product is 8192^2, large enough to fill it."""
+    device = torch.device(device)
+    size = 8192 if device.type == "cuda" else size
+    a = torch.randn(size, size, dtype=DTYPES[precision], device=device)
+    b = torch.randn(size, size, dtype=DTYPES[precision], device=device)
     torch.mm(a, b)
+    synchronize(device)
     best, spent = float("inf"), 0.0
     for _ in range(repeats):
         start = time.perf_counter()
         torch.mm(a, b)
+        synchronize(device)
         elapsed = time.perf_counter() - start
         best, spent = min(best, elapsed), spent + elapsed
         if spent > budget_s:
