@@ -127,7 +127,7 @@ def validate(config: str, overrides: tuple[str, ...], ext_vars: tuple[str, ...])
                f"reader {experiment.reader.entry.name})")
 
 
-DEVICE_OPTION = click.option("--device", default="cpu", show_default=True,
+DEVICE_OPTION = click.option("--device", default="auto", show_default=True,
                              help="cpu, cuda, cuda:N, or auto (a GPU when there is one)")
 RUN_ARGUMENT = click.argument("run_dir", metavar="RUN", type=click.Path(exists=True))
 

@@ -49,6 +49,7 @@ class Server:
         self.cut = cut  # send only this many bytes of /plain.bin, then hang up
         self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
         self.sent = 0  # body bytes sent
+        self.lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,9 +73,10 @@ class Server:
                 self.send_header("Content-Length", str(len(body) - start))
                 self.end_headers()
                 end = server.cut if server.cut and self.path == "/plain.bin" else len(body)
+                with server.lock:  # counted before the client can see the bytes and move on
+                    server.sent += end - start
                 self.wfile.write(body[start:end])
                 self.close_connection = end < len(body)
-                server.sent += end - start
 
             def log_message(self, *args: object) -> None:
                 pass
