@@ -326,9 +326,14 @@ class Trainer:
             for callback in self.callbacks:
                 callback.on_batch(epoch, batches, logs)
             fault_point(f"trainer:epoch:{epoch + 1}:batch:{batches}")
-            if stop and self.stop_signal is None:  # another rank was signalled
-                self.stop_signal = signal.SIGTERM
-            if self.stop_signal is not None:
+            if self.world.distributed:  # all ranks stop at the same step: a signal that
+                # came after this step's sum counts at the next step
+                stop = bool(stop)
+                if stop and self.stop_signal is None:  # another rank was signalled
+                    self.stop_signal = signal.SIGTERM
+            else:
+                stop = self.stop_signal is not None
+            if stop:
                 self._stop_on_signal(epoch, {
                     "batches": batches, "loss": total_loss, "tokens": tokens,
                     "skipped": skipped, "elapsed": time.perf_counter() - start,

@@ -175,3 +175,22 @@ def test_pretraining_runs_on_two_processes(tmp_path: Path) -> None:
     assert 1.0 < metrics["best_validation_perplexity"] < 200  # vocabulary of 200
     assert (run_dir / "bilm" / "weights.hdf5").is_file()
     assert json.loads((run_dir / "run.json").read_text())["sessions"][0]["processes"] == 2
+
+
+def test_a_signal_to_one_rank_stops_both_at_one_step_and_recovery_is_exact(
+        ner_pair, tmp_path: Path) -> None:
+    """SIGTERM reaches rank 1 alone, mid-epoch: both ranks stop at the same step, rank 0
+    writes that point into last.pt, and the resumed run ends as the uninterrupted one."""
+    _, two = ner_pair
+    run_dir = tmp_path / "run"
+    stopped = train(run_dir, 2, 4, "experiments/ner_baseline.jsonnet",
+                    env={"ELMO_FAULT_AT": "trainer:epoch:3:batch:4",
+                         "ELMO_FAULT_SIGNAL": "SIGTERM", "ELMO_FAULT_RANK": "1"})
+    assert stopped.returncode != 0
+    assert "stopped by SIGTERM after batch 5 of epoch 3" in stopped.stderr, stopped.stderr[-2000:]
+    resumed = train(run_dir, 2, 4, "experiments/ner_baseline.jsonnet", "--recover")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "recovered after batch 5 of epoch 3" in resumed.stderr
+    for uninterrupted, recovered in zip(epochs(two), epochs(run_dir), strict=True):
+        for key in ("training_loss", "validation_loss", "validation_f1"):
+            assert recovered[key] == pytest.approx(uninterrupted[key], rel=1e-6), key
