@@ -41,6 +41,37 @@ def _splitters(split_characters: str) -> tuple[re.Pattern[str], re.Pattern[str]]
     return re.compile(rf"[{chars}\s]"), re.compile(rf"[{chars}]|[^{chars}\s]+")
 
 
+def spacy_words(text: str) -> list[tuple[str, int]]:
+    """spaCy's tokens of ``text`` as ``(token, start)``, whitespace tokens dropped."""
+    return [(token.text, token.idx) for token in _pipeline().tokenizer(text)
+            if not token.is_space]
+
+
+@lru_cache(maxsize=1 << 16)
+def _pieces(word: str, split_characters: str) -> tuple[tuple[str, int, int], ...]:
+    """The tokens one spaCy token that must be split becomes, offsets from its start."""
+    _, pieces = _splitters(split_characters)
+    out: list[tuple[str, int, int]] = []
+    for match in pieces.finditer(word):
+        piece, at = match.group(), match.start()
+        if len(piece) == 1 or not split_characters:
+            out.append((piece, at, at + len(piece)))
+            continue
+        out.extend((part.text, at + part.idx, at + part.idx + len(part.text))
+                   for part in _pipeline().tokenizer(piece) if not part.is_space)
+    return tuple(out)
+
+
+def split_token(word: str, start: int, split_characters: str = "") -> list[tuple[str, int, int]]:
+    """The ``(token, start, end)`` tokens of one spaCy token ``word`` found at ``start``: each
+    of ``split_characters`` inside it a token of its own, the pieces between tokenised by spaCy
+    again, whitespace dropped."""
+    must_split, _ = _splitters(split_characters)
+    if len(word) == 1 or not must_split.search(word):
+        return [(word, start, start + len(word))]
+    return [(piece, start + a, start + b) for piece, a, b in _pieces(word, split_characters)]
+
+
 def tokenize_with_offsets(text: str, split_characters: str = "") -> list[tuple[str, int, int]]:
     """Tokens of ``text`` as ``(token, start, end)`` character offsets (end exclusive), so that
     ``text[start:end] == token``; whitespace is dropped, also inside a spaCy token.
@@ -49,24 +80,8 @@ def tokenize_with_offsets(text: str, split_characters: str = "") -> list[tuple[s
     pieces between are tokenised again (``1830.[n`` with ``"["``: ``1830``, ``.``, ``[``,
     ``n``; ``1990–95`` with ``"–"``: ``1990``, ``–``, ``95``).
     """
-    must_split, pieces = _splitters(split_characters)
-    tokenizer = _pipeline().tokenizer
-    out = []
-    for token in tokenizer(text):
-        if token.is_space:
-            continue
-        word, start = token.text, token.idx
-        if len(word) == 1 or not must_split.search(word):
-            out.append((word, start, start + len(word)))
-            continue
-        for match in pieces.finditer(word):
-            piece, at = match.group(), start + match.start()
-            if len(piece) == 1 or not split_characters:
-                out.append((piece, at, at + len(piece)))
-                continue
-            out.extend((part.text, at + part.idx, at + part.idx + len(part.text))
-                       for part in tokenizer(piece) if not part.is_space)
-    return out
+    return [token for word, start in spacy_words(text)
+            for token in split_token(word, start, split_characters)]
 
 
 CHUNK_CHARS = 100_000  # spaCy refuses texts over 1,000,000 characters; stay well below

@@ -90,8 +90,9 @@ class TrainState:
 
 
 def rng_states() -> dict[str, Any]:
-    """This process's random number generator states: the CPU's, and every GPU's."""
-    cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+    """This process's random number generator states: the CPU's, and its GPU's."""
+    cuda = torch.cuda.get_rng_state() if torch.cuda.is_initialized() else None  # this
+    # process's GPU
     return {"torch": torch.get_rng_state(), "cuda": cuda}
 
 
@@ -109,7 +110,7 @@ def restore_rng_states(checkpoint: dict[str, Any], world: World) -> None:
         mine = {"torch": checkpoint["torch_rng"], "cuda": checkpoint.get("cuda_rng")}
     torch.set_rng_state(mine["torch"])
     if mine.get("cuda") is not None and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(mine["cuda"])
+        torch.cuda.set_rng_state(mine["cuda"])
 
 
 def _to_float(value: Any) -> Any:
@@ -212,6 +213,12 @@ class Trainer:
         for record in self.state.history if self.world.main else []:  # rewritten: a damaged
             write_json(self.run_dir / f"metrics_epoch_{record['epoch']}.json", record)
         self.partial = checkpoint.get("partial")
+        if self.partial and self.partial.get("processes", 1) != self.world.size:
+            logger.warning("%s: stopped mid-epoch with %d processes, resumed with %d: the "
+                           "epoch's global batches differ, so epoch %d starts again", path,
+                           self.partial.get("processes", 1), self.world.size,
+                           self.state.epoch + 1)
+            self.partial = None
         if self.scaler.is_enabled() and checkpoint.get("scaler"):
             self.scaler.load_state_dict(checkpoint["scaler"])
         if self.partial and self.partial["metrics"] is not None and not self.world.main:
@@ -261,8 +268,10 @@ class Trainer:
                 metric.reset()
                 metric.merge(state)
         total_loss, batches, skipped = partial["loss"], partial["batches"], partial["skipped"]
-        count = self.train_loader.num_batches(epoch)
+        count = (self.train_loader.num_batches(epoch)
+                 if hasattr(self.train_loader, "num_batches") else len(self.train_loader))
         every = self.settings.get("accumulation_steps", 1)
+        fp16 = self.scaler.is_enabled()
         bar = progress(
             islice(self.train_loader.batches(epoch), batches, None),
             total=count, initial=batches, unit="batch",
@@ -282,15 +291,18 @@ class Trainer:
             if first:
                 self.optimizer.zero_grad(set_to_none=True)
             last = step_batches == step_size
-            with self._synchronised(last), autocast(self.settings.get("amp"), device.type):
-                output = self.forward_model(**batch.arguments())
+            with self._synchronised(last):
+                with autocast(self.settings.get("amp"), device.type):  # backward outside it
+                    output = self.forward_model(**batch.arguments())
                 loss = output["loss"].float()  # the model's own per-batch objective
                 finite = bool(torch.isfinite(loss))
-                if finite or self.world.distributed:  # every rank joins the gradient sum
+                # every rank joins the gradient sum; under fp16 a non-finite loss is an
+                # overflow like any other, which the loss scale deals with
+                if finite or self.world.distributed or fp16:
                     self.scaler.scale(loss * (batch.weight / step_size)).backward()
             if finite:
                 step_loss += loss.item() * batch.weight
-            elif problem is None:
+            elif problem is None and not fp16:
                 problem = f"the loss is {loss.item()}"
             if not last:
                 continue
@@ -301,16 +313,26 @@ class Trainer:
             tokens += int(step_tokens)
             if failed and problem is None:
                 problem = "a non-finite loss or gradient on another rank"
-            if problem is not None:
-                if self.settings["on_nonfinite"] == "stop":
-                    self._stop_nonfinite(epoch, batches, problem)
+            if problem is None and fp16:
+                scale = self.scaler.get_scale()
+                self.scaler.step(self.optimizer)  # skipped when the gradients overflowed
+                self.scaler.update()
+                if self.scaler.get_scale() < scale:  # they did: the scale went down
+                    problem = f"fp16 overflow (loss scale {scale:g} -> " \
+                              f"{self.scaler.get_scale():g})"
+                    skipped += step_batches
+                    logger.info("epoch %d batch %d: %s; step skipped", epoch + 1, batches,
+                                problem)
+            elif problem is None:
+                self.optimizer.step()
+            elif self.settings["on_nonfinite"] == "stop":
+                self._stop_nonfinite(epoch, batches, problem)
+            else:
                 skipped += step_batches
                 logger.warning("epoch %d batch %d: %s; batch skipped", epoch + 1, batches,
                                problem)
                 self.optimizer.zero_grad(set_to_none=True)
-            else:
-                self.scaler.step(self.optimizer)
-                self.scaler.update()
+            if problem is None:
                 if self.average is not None:
                     self.average.update(self.model)
                 total_loss += step_loss / self.world.size
@@ -336,6 +358,7 @@ class Trainer:
             if stop:
                 self._stop_on_signal(epoch, {
                     "batches": batches, "loss": total_loss, "tokens": tokens,
+                    "processes": self.world.size,
                     "skipped": skipped, "elapsed": time.perf_counter() - start,
                     "metrics": summed_metric_states(self.model.metrics, self.world)})
         if batches and skipped == batches:
@@ -367,7 +390,7 @@ class Trainer:
         else:
             norm = torch.nn.utils.get_total_norm([p.grad for p in parameters])
         if self.scaler.is_enabled():  # an fp16 overflow: the scaler skips the step and
-            return None  # lowers the scale (that is its job, not a failure)
+            return None  # lowers the scale (that is its job, not a failure; counted as skipped)
         return None if torch.isfinite(norm) else f"the gradient norm is {norm.item()}"
 
     def _stop_nonfinite(self, epoch: int, batch: int, problem: str) -> None:

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from elmo_experiments.data.batching import Batch
+from elmo_experiments.errors import TrainingStopped
 from elmo_experiments.training.run_dir import load_checkpoint
 from elmo_experiments.training.trainer import Trainer
 
@@ -89,7 +90,8 @@ def test_fp16_clips_the_unscaled_gradients(tmp_path: Path) -> None:
 
 def test_an_fp16_overflow_skips_the_step_and_lowers_the_scale(tmp_path: Path) -> None:
     """The default first scale, 2^16, overflows this batch's fp16 bias gradient: the scaler
-    skips the step (the weights stay) and halves the scale, and training goes on."""
+    skips the step (the weights stay, the step counts as skipped) and halves the scale; the
+    next steps train at the lower scale."""
     model = Regression()
     start = weights(model)
     values = {"num_epochs": 1, "patience": None, "validation_metric": "-loss",
@@ -97,9 +99,14 @@ def test_an_fp16_overflow_skips_the_step_and_lowers_the_scale(tmp_path: Path) ->
               "progress_bar": False, "amp": "fp16", "accumulation_steps": 1}
     trainer = Trainer(model, torch.optim.SGD(model.parameters(), lr=0.1), None,
                       Fixed([list(range(12))]), None, values, tmp_path, [])
-    trainer.train_epoch(0)
+    with pytest.raises(TrainingStopped, match="every batch of the epoch was non-finite"):
+        trainer.train_epoch(0)  # an epoch of nothing but overflows is a failure
     assert trainer.scaler.get_scale() == 2.0**15
     torch.testing.assert_close(weights(model), start, rtol=0, atol=0)
+    trainer.train_loader = Fixed([list(range(12))] * 3)
+    metrics = trainer.train_epoch(1)  # 2^15 does not overflow: three steps taken
+    assert "skipped_batches" not in metrics and trainer.scaler.get_scale() == 2.0**15
+    assert not torch.equal(weights(model), start)
 
 
 def test_fp16_keeps_its_loss_scale_in_last_pt(tmp_path: Path) -> None:
