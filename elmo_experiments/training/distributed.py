@@ -1,6 +1,6 @@
 """Data-parallel training across processes: torch.distributed, launched by ``torchrun``.
 
-Every rank builds the same global batches (same seed) and takes its contiguous share of each,
+Every rank builds the same global batches (same seed) and takes its share of each,
 so all ranks run the same number of steps, and the gradients that DistributedDataParallel
 averages equal those of one process fed the whole global batch (each rank's loss is weighted
 by its share: exact for losses that are means over instances). Metric states, losses and
@@ -95,8 +95,9 @@ def world_from_env() -> World:
 
 
 def place_on_device(device: torch.device, world: World) -> torch.device:
-    """Each rank of a multi-GPU run drives its own GPU (``cuda`` means ``cuda:LOCAL_RANK``)."""
-    if world.distributed and device.type == "cuda" and device.index is None:
+    """Each rank of a multi-GPU run drives its own GPU, ``cuda:LOCAL_RANK`` (whatever index
+    the config names: one config serves every rank)."""
+    if world.distributed and device.type == "cuda":
         device = torch.device("cuda", world.local_rank % torch.cuda.device_count())
     if device.type == "cuda":
         torch.cuda.set_device(device)
@@ -116,9 +117,9 @@ def global_settings(settings: dict[str, Any], world: World) -> dict[str, Any]:
 
 
 def share(group: list[int], world: World) -> list[int]:
-    """This rank's contiguous share of a global batch's indices (sizes differ by at most 1)."""
-    start = len(group) * world.rank // world.size
-    return group[start: len(group) * (world.rank + 1) // world.size]
+    """This rank's share of a global batch's indices, dealt out in turn (a batch is sorted by
+    length, so every rank gets long and short ones alike; sizes differ by at most 1)."""
+    return group[world.rank:: world.size]
 
 
 class ShardedLoader:

@@ -26,7 +26,12 @@ from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.files import atomic_write, read_json, sha1_of, warn_if_sample
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
-from elmo_experiments.training.distributed import global_settings, sharded, world_from_env
+from elmo_experiments.training.distributed import (
+    World,
+    global_settings,
+    sharded,
+    world_from_env,
+)
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     check_run_dir,
@@ -134,11 +139,22 @@ def _corpus(settings: dict[str, Any], folder: Path) -> PreparedCorpus:
                            settings["max_sentence_length"])
 
 
-def _corpus_first(settings: dict[str, Any], run_dir: Path, recover: bool
+def _corpus_first(settings: dict[str, Any], run_dir: Path, recover: bool, world: World
                   ) -> tuple[PreparedCorpus, bool]:
     """The prepared corpus, before the run directory changes, and whether it is staged: from
     ``prepared_dir``; a resumed run's own ``corpus/``; or else prepared in a folder beside the
-    run directory (staged: the caller moves it in once the directory is ready)."""
+    run directory (staged: the caller moves it in once the directory is ready). Rank 0
+    prepares it; the other ranks then read rank 0's folder."""
+    if not world.main:
+        folder, staged = world.broadcast(None)
+        return PreparedCorpus.load(Path(folder)), staged
+    corpus, staged = _prepare_first(settings, run_dir, recover)
+    world.broadcast((str(corpus.directory), staged))
+    return corpus, staged
+
+
+def _prepare_first(settings: dict[str, Any], run_dir: Path, recover: bool
+                   ) -> tuple[PreparedCorpus, bool]:
     if settings["prepared_dir"]:
         return _corpus(settings, Path(settings["prepared_dir"])), False
     if recover:
@@ -172,10 +188,11 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     check_run_dir(run_dir, force=force, recover=recover)
     world.barrier()  # every rank has looked at the run directory before rank 0 changes it
     setup_logging(None, world)
-    resuming = recover and (run_dir / "config.json").is_file()
+    resuming = world.broadcast(recover and (run_dir / "config.json").is_file())  # rank 0's
+    # look, before it changes anything
     used_sample = warn_if_sample({f"train {i}": source["path"] for i, source
                                   in enumerate(values["corpus"]["train"])})
-    corpus, staged = _corpus_first(values["corpus"], run_dir, resuming)
+    corpus, staged = _corpus_first(values["corpus"], run_dir, resuming, world)
     try:
         seed = seed_everything({"random_seed": values["random_seed"], "numpy_seed": None,
                                 "pytorch_seed": None})
@@ -197,7 +214,7 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
                             "corpus.heldout_every (model selection needs held-out sentences)")
         setup = set_up(model, values["trainer"], world=world)
     except BaseException:
-        if staged:
+        if staged and world.main:
             shutil.rmtree(corpus.directory, ignore_errors=True)
         raise
     # everything that can fail on the config or the corpus has been tried: now wipe or create
@@ -210,9 +227,7 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
 
     recover = open_run(run_dir, force, recover, config, str(config_path), what, write_first,
                        world)
-    if staged:
-        if not world.main:  # rank 0 moved its own copy in
-            shutil.rmtree(corpus.directory, ignore_errors=True)
+    if staged:  # rank 0 has moved it in
         corpus = PreparedCorpus.load(run_dir / "corpus")
     loader = global_settings(loader, world)  # batch sizes are per rank
 
