@@ -3,7 +3,7 @@
 //   ELMO_DATA_DIR=/path/to/data elmo-exp train experiments/snli_baseline.jsonnet -s runs/snli_baseline
 // CPU-sized variant (100-d, 10 epochs): ELMO_SIZE=cpu; see tasks/snli/README.md.
 // Paper (full train, GloVe, test accuracy): 88.0. Here train is the 1% sample: see the README.
-// Ours (random 300-d vectors, seed 13370): dev 49.80 / test 50.06 (tasks/snli/README.md).
+// Our measured figures: tasks/snli/README.md.
 local snli = import 'snli.libsonnet';
 
 snli.paths {

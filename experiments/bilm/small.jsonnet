@@ -3,7 +3,7 @@
 //   (interrupted? add --recover; export any checkpoint: elmo-exp export-bilm runs/bilm_small OUT)
 // Corpus: Gutenberg novels (raw text), PTB train, Brown (about 13M words); held out: every 100th
 // training sentence (model selection), PTB test, WikiText-2 valid and test (reported only).
-// Ours, 8 epochs (2.65 h on 2 CPU cores): heldout perplexity 96.1; see tasks/bilm/README.md.
+// Our measured figures: tasks/bilm/README.md.
 // Without ELMO_DATA_DIR it falls back to the embedded sample corpus (tasks/bilm/sample).
 local bilm = import 'bilm.libsonnet';
 local data = import 'data.libsonnet';
