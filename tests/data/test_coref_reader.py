@@ -5,7 +5,6 @@ the embedded sample, batching through the framework, and the real LitBank files.
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import logging
 import os
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from task_scripts import load_script
 
 from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.config.loader import PROJECT_ROOT
@@ -316,11 +316,7 @@ def test_text_to_instance() -> None:
 # --- the embedded sample -------------------------------------------------------------------
 
 def make_sample_module() -> Any:
-    spec = importlib.util.spec_from_file_location("coref_make_sample", SAMPLE / "make_sample.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SAMPLE / "make_sample.py", "coref_make_sample")
 
 
 def test_make_sample_writes_the_committed_sample_and_checks_it(tmp_path: Path) -> None:

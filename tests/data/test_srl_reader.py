@@ -4,13 +4,13 @@ small written files and the embedded sample, batching through the framework, the
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from task_scripts import load_script
 
 from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.config.loader import PROJECT_ROOT
@@ -360,10 +360,7 @@ def test_the_sample(split: str) -> None:
 
 
 def test_make_sample_writes_the_committed_sample(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("srl_make_sample", SAMPLE / "make_sample.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(SAMPLE / "make_sample.py", "srl_make_sample")
     for split, seed in (("train", 1), ("dev", 2), ("test", 3)):
         module.write(tmp_path / f"{split}.txt", SAMPLE_SIZES[split], seed, split != "test")
         assert (tmp_path / f"{split}.txt").read_bytes() == (SAMPLE / f"{split}.txt").read_bytes()

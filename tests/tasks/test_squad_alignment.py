@@ -4,7 +4,6 @@ alignment is worked out by hand. Needs no data."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from collections import Counter
@@ -12,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from task_scripts import load_script
 
 from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.data.tokenizers import tokenize_with_offsets
@@ -23,11 +23,7 @@ DEFAULT = '-–—/~"“”[]():$'  # the reader's SPLIT_CHARACTERS, as the READ
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("squad_alignment", TASK / "alignment.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(TASK / "alignment.py", "squad_alignment")
 
 
 def _number(text: str) -> int:
