@@ -157,10 +157,10 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
                                   experiment["train_data_seed"])
     data_record["train_instances"] = len(datasets["train"])
     vocab_dir = run_dir / "vocabulary"
-    resuming, saved = world.broadcast((  # rank 0's look, before it changes anything
-        recover and (run_dir / "config.json").is_file(),
-        recover and (run_dir / "config.json").is_file()
-        and (vocab_dir / "namespaces.json").is_file()))
+    resuming = recover and (run_dir / "config.json").is_file()
+    saved = resuming and (vocab_dir / "namespaces.json").is_file()
+    resuming, saved = world.broadcast((resuming, saved))  # rank 0's look, before it changes
+    # anything
     if resuming and not saved and (run_dir / "last.pt").is_file():
         raise RunDirError(f"{vocab_dir}: missing or incomplete, but last.pt was trained with "
                           f"it; the run cannot resume (start it afresh with --force)")

@@ -99,15 +99,13 @@ def rng_states() -> dict[str, Any]:
 def restore_rng_states(checkpoint: dict[str, Any], world: World) -> None:
     """Put back the generator states ``last.pt`` holds: this rank's own when the run had as
     many ranks as now, else rank 0's (then a resumed multi-process run is not bit-exact)."""
-    per_rank = checkpoint.get("rank_rngs")
-    if per_rank is not None and len(per_rank) == world.size:
-        mine = per_rank[world.rank]
-    else:
-        if (len(per_rank) if per_rank is not None else 1) != world.size and world.main:
-            logger.warning("last.pt was written by %d processes, and %d resume it: random "
-                           "draws (dropout) will differ from an uninterrupted run",
-                           len(per_rank) if per_rank is not None else 1, world.size)
-        mine = {"torch": checkpoint["torch_rng"], "cuda": checkpoint.get("cuda_rng")}
+    per_rank = checkpoint.get("rank_rngs") or [
+        {"torch": checkpoint["torch_rng"], "cuda": checkpoint.get("cuda_rng")}]
+    if len(per_rank) != world.size and world.main:
+        logger.warning("last.pt was written by %d processes, and %d resume it: random draws "
+                       "(dropout) will differ from an uninterrupted run", len(per_rank),
+                       world.size)
+    mine = per_rank[world.rank] if len(per_rank) == world.size else per_rank[0]
     torch.set_rng_state(mine["torch"])
     if mine.get("cuda") is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state(mine["cuda"])

@@ -148,12 +148,6 @@ def run_child(config: str, kind: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def commit() -> str | None:
-    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                          text=True, check=False)
-    return done.stdout.strip() or None
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=DEFAULT_CONFIG)
@@ -168,18 +162,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     import torch
 
+    from elmo_experiments.training.run_dir import write_json
+    from elmo_experiments.version import code_version
+
     size = os.environ.get("ELMO_SIZE") or None
     start = time.perf_counter()
     steps = {kind: run_child(args.config, kind) for kind in KINDS}
     entry = {"config": args.config, "ELMO_SIZE": size, **steps,
-             "seconds_total": round(time.perf_counter() - start, 1), "commit": commit(),
+             "seconds_total": round(time.perf_counter() - start, 1), "commit": code_version(),
              "torch": torch.__version__, "python": sys.version.split()[0],
              "date": datetime.date.today().isoformat()}
     entries = json.loads(args.out.read_text()) if args.out.is_file() else []
     entries = [e for e in entries if (e["config"], e["ELMO_SIZE"]) != (args.config, size)]
     entries.append(entry)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(entries, indent=2) + "\n")
+    write_json(args.out, entries)
     for kind in KINDS:
         step = steps[kind]
         print(f"{args.config} ELMO_SIZE={size or '-'} {step['step']}: {step['document']}, "

@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -46,6 +44,8 @@ from elmo_experiments.data.readers.squad import (
 )
 from elmo_experiments.data.tokenizers import spacy_words, split_token, tokenize_with_offsets
 from elmo_experiments.errors import DataError
+from elmo_experiments.training.run_dir import write_json
+from elmo_experiments.version import code_version
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tasks" / "squad" / "results" / "alignment.json"
@@ -208,16 +208,6 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _commit() -> str | None:
-    """``git rev-parse HEAD`` of this checkout (read-only); None outside a git checkout."""
-    try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return done.stdout.strip()
-
-
 def _inputs(root: Path) -> dict[str, Path]:
     """The train and dev files under ``root``; a one-line ``SystemExit`` if either is missing."""
     found = {}
@@ -249,7 +239,7 @@ def run(root: Path) -> dict[str, Any]:
     return {
         "command": COMMAND,
         "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
-        "commit": _commit(),
+        "commit": code_version(),
         "spacy": spacy.__version__,
         "python": platform.python_version(),
         "inputs": {split: {"file": f"squad/{paths[split].name}",
@@ -285,8 +275,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except DataError as error:
         raise SystemExit(f"alignment.py: {error}") from None
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n",
-                        encoding="utf-8")
+    write_json(args.out, results)
     print(table(results))
 
 
