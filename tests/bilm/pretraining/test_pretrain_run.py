@@ -358,3 +358,40 @@ def test_force_keeps_the_old_run_when_the_corpus_cannot_be_read(runs, tmp_path: 
         pretrain(TINY, old, overrides=[*SHORT, missing], force=True)
     assert sorted(p.name for p in old.iterdir()) == before
     assert [p.name for p in tmp_path.iterdir()] == ["old"]
+
+
+def test_ship_script_exports_a_checked_biLM_with_its_card(runs, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tasks/bilm/ship.py``: float16 files, SHA256SUMS, and a card whose figures are the
+    run's own; the shipped name then resolves and loads like any biLM."""
+    from task_scripts import load_script
+
+    from elmo_experiments.bilm import pretrained
+    from elmo_experiments.bilm.pretraining.perplexity import perplexity
+
+    ship = load_script(ROOT / "tasks/bilm/ship.py", "ship_bilm")
+    monkeypatch.setattr(sys, "argv", ["ship.py", str(runs["straight"]), "--name", "demo",
+                                      "--out", str(tmp_path)])
+    ship.main()
+    out = tmp_path / "demo"
+    assert {p.name for p in out.iterdir()} == {"options.json", "weights.hdf5", "softmax.hdf5",
+                                               "vocab.txt", "training.json", "MODEL_CARD.md",
+                                               "SHA256SUMS"}
+    with h5py.File(out / "weights.hdf5", "r") as handle:
+        assert handle["char_embed"].dtype == np.float16
+    record = json.loads((out / "training.json").read_text())
+    metrics = json.loads((runs["straight"] / "metrics.json").read_text())
+    assert [r["epoch"] for r in record["curve"]] == [1, 2]
+    assert record["perplexity"]["heldout"]["float32"]["perplexity"] == pytest.approx(
+        metrics["best_validation_perplexity"], rel=1e-5)
+    stored = perplexity(str(out), str(runs["straight"] / "corpus"), split="sample_heldout",
+                        progress=False)
+    assert stored == record["perplexity"]["sample_heldout"]["float16"]
+    card = (out / "MODEL_CARD.md").read_text()
+    assert f"**{stored['perplexity']:.2f}**" in card
+    monkeypatch.setattr(pretrained, "SHIPPED_ROOT", tmp_path)
+    assert pretrained.resolve_weights("demo") == (out / "options.json", out / "weights.hdf5")
+    layers = bilm_outputs(load_bilm(*pretrained.resolve_weights("demo")))
+    reference = bilm_outputs(trained_model(runs["straight"]).bilm)
+    for ours, theirs in zip(layers, reference, strict=True):  # float16 storage, float32 maths
+        assert torch.allclose(ours, theirs, atol=2e-2 * theirs.abs().max().item())
