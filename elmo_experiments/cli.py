@@ -379,11 +379,15 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
               help="print one `elmo-exp train` command per unfinished cell and run nothing")
 @click.option("--only", "only", multiple=True, metavar="VARIANT",
               help="run (and summarise) only this variant's cells; repeatable")
+@click.option("--seed", "seeds", multiple=True, type=int, metavar="SEED",
+              help="only the cells of this seed; repeatable")
+@click.option("--fraction", "fractions", multiple=True, type=float, metavar="F",
+              help="only the cells of this training-data share; repeatable")
 @click.option("--threads", type=click.IntRange(min=1),
               help="torch threads per worker (default: the CPUs shared out between workers)")
 def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
           slurm_settings: tuple[str, ...], print_commands: bool, only: tuple[str, ...],
-          threads: int | None) -> None:
+          seeds: tuple[int, ...], fractions: tuple[float, ...], threads: int | None) -> None:
     """Run the grid SPEC (jsonnet: config, variants, seeds, fractions): one run directory per
     cell; finished cells are skipped, interrupted ones recovered; ends with a summary."""
     from elmo_experiments.sweeps.execute import cell_dir, finished, run_sweep
@@ -392,7 +396,7 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
 
     grid = load_sweep(spec)
     root = Path(sweep_dir or Path("runs") / "sweeps" / grid.name)
-    grid = grid.only(list(only))
+    grid = grid.only(list(only), list(seeds), list(fractions))
     if print_commands:
         for cell in grid.cells:
             if not finished(cell_dir(root, cell)):

@@ -80,17 +80,26 @@ class Sweep:
     metrics: list[str]
     workers: int
 
-    def only(self, variants: list[str]) -> Sweep:
-        """The grid restricted to some of its variants (all of them when ``variants`` is
-        empty); an unknown name is a ``ConfigError`` listing the spec's variants."""
-        if not variants:
-            return self
-        known = list(dict.fromkeys(cell.variant for cell in self.cells))
-        unknown = [v for v in variants if v not in known]
-        if unknown:
-            raise ConfigError([f"--only {v}: the sweep {self.name!r} has no such variant "
-                               f"(it has {', '.join(known)})" for v in unknown])
-        return replace(self, cells=[c for c in self.cells if c.variant in variants])
+    def only(self, variants: list[str], seeds: list[int] | None = None,
+             fractions: list[float] | None = None) -> Sweep:
+        """The grid restricted to some variants, seeds and fractions (an empty or missing
+        list keeps them all); one the spec lacks is a ``ConfigError`` saying what it has."""
+        problems, keep = [], []
+        for flag, chosen, key in (("--only", variants, "variant"), ("--seed", seeds, "seed"),
+                                  ("--fraction", fractions, "fraction")):
+            known = list(dict.fromkeys(getattr(cell, key) for cell in self.cells))
+            listed = ", ".join(map(_shown, known))
+            problems += [f"{flag} {_shown(v)}: the sweep {self.name!r} has no such {key} "
+                         f"(it has {listed})" for v in chosen or [] if v not in known]
+            keep.append((key, set(chosen or known)))
+        if problems:
+            raise ConfigError(problems)
+        return replace(self, cells=[c for c in self.cells
+                                    if all(getattr(c, key) in values for key, values in keep)])
+
+
+def _shown(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def load_sweep(path: str | Path) -> Sweep:

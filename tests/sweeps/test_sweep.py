@@ -142,10 +142,19 @@ def test_only_restricts_the_grid_to_named_variants(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"--only c: the sweep 'grid' has no such variant "
                                           r"\(it has a, b\)"):
         grid.only(["c"])
+    assert [c.name for c in grid.only([], [2]).cells] == ["a-frac1-seed2", "b-frac1-seed2"]
+    assert [c.name for c in grid.only(["a"], [1], [1.0]).cells] == ["a-frac1-seed1"]
+    with pytest.raises(ConfigError) as caught:
+        grid.only(["a"], [5], [0.5])
+    assert caught.value.problems == [
+        "--seed 5: the sweep 'grid' has no such seed (it has 1, 2)",
+        "--fraction 0.5: the sweep 'grid' has no such fraction (it has 1)"]
     printed = subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
-                              "-s", str(tmp_path / "s"), "--print-commands", "--only", "a"],
+                              "-s", str(tmp_path / "s"), "--print-commands", "--only", "a",
+                              "--seed", "2"],
                              capture_output=True, text=True, timeout=120)
-    assert printed.stdout.count("elmo-exp train") == 2 and "dropout" not in printed.stdout
+    assert printed.stdout.count("elmo-exp train") == 1 and "dropout" not in printed.stdout
+    assert "random_seed=2" in printed.stdout
 
 
 def test_a_cell_runs_with_the_threads_it_is_given(tmp_path: Path) -> None:
