@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -67,6 +68,20 @@ def measure(run_dir: Path, out: Path) -> dict[str, Any]:
                        "lr": r.get("lr"), "duration_s": r["duration_s"]} for r in curve],
             "training_s": sum(r["duration_s"] for r in curve),
             "code": metrics.get("code") or "see the run's out.log"}
+
+
+def portable(value: Any, places: dict[str, str]) -> Any:
+    """``value`` with this machine's folders (string prefixes, longest first) replaced by
+    names, so that the shipped record names no one's file system."""
+    if isinstance(value, dict):
+        return {portable(k, places): portable(v, places) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v, places) for v in value]
+    if isinstance(value, str):
+        for prefix in sorted(places, key=len, reverse=True):
+            if value.startswith(prefix):
+                return places[prefix] + value[len(prefix):]
+    return value
 
 
 def card(name: str, record: dict[str, Any], run_dir: Path, out: Path) -> str:
@@ -179,6 +194,14 @@ def main() -> None:
     args = parser.parse_args()
     out = args.out / args.name
     record = measure(args.run_dir, out)
+    places = {str(args.run_dir.resolve()): args.run_dir.name, str(args.run_dir): args.run_dir.name}
+    if os.environ.get("ELMO_DATA_DIR"):
+        places[str(Path(os.environ["ELMO_DATA_DIR"]).resolve())] = "$ELMO_DATA_DIR"
+        places[os.environ["ELMO_DATA_DIR"].rstrip("/")] = "$ELMO_DATA_DIR"
+    prepared = record["config"]["corpus"].get("prepared_dir")
+    if prepared:
+        places[str(prepared)] = "$ELMO_PREPARED_CORPUS"
+    record = portable(record, places)
     (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
     (out / "MODEL_CARD.md").write_text(card(args.name, record, args.run_dir, out))
     write_checksums(out)

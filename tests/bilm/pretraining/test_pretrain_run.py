@@ -380,6 +380,7 @@ def test_ship_script_exports_a_checked_biLM_with_its_card(runs, tmp_path: Path,
     with h5py.File(out / "weights.hdf5", "r") as handle:
         assert handle["char_embed"].dtype == np.float16
     record = json.loads((out / "training.json").read_text())
+    assert str(runs["straight"]) not in (out / "training.json").read_text()  # no machine paths
     metrics = json.loads((runs["straight"] / "metrics.json").read_text())
     assert [r["epoch"] for r in record["curve"]] == [1, 2]
     assert record["perplexity"]["heldout"]["float32"]["perplexity"] == pytest.approx(
