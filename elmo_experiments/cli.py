@@ -378,7 +378,8 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
 @click.option("--print-commands", is_flag=True,
               help="print one `elmo-exp train` command per unfinished cell and run nothing")
 @click.option("--only", "only", multiple=True, metavar="VARIANT",
-              help="run (and summarise) only this variant's cells; repeatable")
+              help="run only this variant's cells (the summary covers the whole spec); "
+              "repeatable")
 @click.option("--seed", "seeds", multiple=True, type=int, metavar="SEED",
               help="only the cells of this seed; repeatable")
 @click.option("--fraction", "fractions", multiple=True, type=float, metavar="F",
@@ -394,9 +395,9 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     from elmo_experiments.sweeps.spec import load_sweep
     from elmo_experiments.sweeps.summary import render, summarize
 
-    grid = load_sweep(spec)
-    root = Path(sweep_dir or Path("runs") / "sweeps" / grid.name)
-    grid = grid.only(list(only), list(seeds), list(fractions))
+    whole = load_sweep(spec)
+    root = Path(sweep_dir or Path("runs") / "sweeps" / whole.name)
+    grid = whole.only(list(only), list(seeds), list(fractions))
     if print_commands:
         for cell in grid.cells:
             if not finished(cell_dir(root, cell)):
@@ -406,8 +407,12 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     for pair in slurm_settings:
         key, _, value = pair.partition("=")
         slurm[key] = int(value) if value.isdigit() else value
-    statuses = run_sweep(grid, root, cluster, workers, slurm, threads)
-    summary = summarize(grid, root, statuses, " ".join(["elmo-exp", "sweep", *sys.argv[2:]]))
+    ran = dict(zip([c.name for c in grid.cells],
+                   run_sweep(grid, root, cluster, workers, slurm, threads), strict=True))
+    # the summary covers every cell of the spec: those left out this time keep their results
+    statuses = [ran.get(c.name) or {"cell": c.name, "status": "skipped" if finished(
+        cell_dir(root, c)) else "not run"} for c in whole.cells]
+    summary = summarize(whole, root, statuses, " ".join(["elmo-exp", "sweep", *sys.argv[2:]]))
     click.echo(render(summary), nl=False)
     click.echo(f"summary: {root / 'summary.json'}", err=True)
     if any(c["status"] in ("failed", "interrupted") for c in summary["cells"]):

@@ -29,12 +29,13 @@ def _spec(tmp_path: Path, variants: dict, seeds: list[int], workers: int = 2) ->
     return path
 
 
-def _sweep(spec: Path, root: Path, fault: str | None = None) -> subprocess.CompletedProcess:
+def _sweep(spec: Path, root: Path, fault: str | None = None, *args: str
+           ) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
     if fault:
         env["ELMO_FAULT_AT"] = fault
     return subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
-                           "-s", str(root)], capture_output=True, text=True, env=env,
+                           "-s", str(root), *args], capture_output=True, text=True, env=env,
                           timeout=600)
 
 
@@ -87,6 +88,13 @@ def test_a_failing_cell_is_retried_once_and_reported(tmp_path: Path) -> None:
     assert status["broken"]["attempts"] == 2  # tried again before it was reported
     logs = "".join(p.read_text() for p in (tmp_path / "sweep" / "submitit").rglob("*_log.err"))
     assert "broken-frac1-seed1: attempt 2 failed" in logs
+
+    narrowed = _sweep(spec, tmp_path / "sweep", None, "--only", "ok")  # nothing to train
+    assert narrowed.returncode == 0, narrowed.stderr
+    summary = json.loads((tmp_path / "sweep" / "summary.json").read_text())
+    assert [(c["variant"], c["status"]) for c in summary["cells"]] == [("broken", "not run"),
+                                                                      ("ok", "skipped")]
+    assert [g["variant"] for g in summary["groups"]] == ["ok"]  # the whole spec's results
 
 
 def test_cells_commands_and_stats(tmp_path: Path) -> None:
