@@ -487,19 +487,27 @@ def neighbours(word: str, sentence: str | None, weights: str, vectors: str | Non
 @click.option("--readme", type=click.Path(dir_okay=False, exists=True),
               help="replace the block between <!-- tables:begin --> and <!-- tables:end --> "
               "in this markdown file with the tables")
-def tables(results: str, output: str | None, figures: str | None, readme: str | None) -> None:
+@click.option("--task-readmes", is_flag=True,
+              help="also replace that block in each tasks/<task>/README.md with the task's "
+              "own table (every group of its sweeps)")
+def tables(results: str, output: str | None, figures: str | None, readme: str | None,
+           task_readmes: bool) -> None:
     """The paper's Tables 1-3 with our mean ± std (n) beside its figures, from the sweep
     summaries in RESULTS (default: results/)."""
-    from elmo_experiments.analysis.tables import render_tables, replace_block, write_figures
+    from elmo_experiments.analysis import tables as made
 
-    text = render_tables(results)
+    text = made.render_tables(results)
     click.echo(text, nl=False)
     if output:
         Path(output).write_text(text, encoding="utf-8")
     if readme:
-        replace_block(readme, text)
+        made.replace_block(readme, text)
+    if task_readmes:
+        found = made.load_results(results)
+        for task, path in made.task_readmes().items():
+            made.replace_block(path, made.task_table(found, task))
     if figures:
-        for path in write_figures(results, figures):
+        for path in made.write_figures(results, figures):
             click.echo(f"figure: {path}", err=True)
 
 

