@@ -63,11 +63,14 @@ def measure(run_dir: Path, out: Path) -> dict[str, Any]:
                     key=lambda p: int(p.stem.rsplit("_", 1)[1]))
     curve = [json.loads(p.read_text()) for p in epochs]
     summary = json.loads((corpus / "summary.json").read_text())
+    run = json.loads((run_dir / "run.json").read_text()) if (run_dir / "run.json").is_file() \
+        else {}
     return {"config": config, "metrics": metrics, "perplexity": scores, "corpus": summary,
             "curve": [{"epoch": r["epoch"], "heldout_perplexity": r["validation_perplexity"],
                        "lr": r.get("lr"), "duration_s": r["duration_s"]} for r in curve],
             "training_s": sum(r["duration_s"] for r in curve),
-            "code": metrics.get("code") or "see the run's out.log"}
+            "code": [{"commit": session.get("code"), "started": session.get("started")}
+                     for session in run.get("sessions", [])]}
 
 
 def portable(value: Any, places: dict[str, str]) -> Any:
@@ -146,7 +149,8 @@ per layer, 3 layers for the scalar mix. Softmax over {vocab:,} words (`vocab.txt
   {trainer['grad_norm']}; {loader['batch_size']} sentences a batch, {loader['batches_per_epoch']}
   batches an epoch; seed {record['config']['random_seed']}; fp32 on 2 CPU cores.
 - {len(record['curve'])} epochs, best epoch {best}; training time {record['training_s'] / 3600:.1f}
-  h; code {record['code']}.
+  h, in {len(record['code'])} session(s) resumed with `--recover`; the code of each session
+  (commit, start): {'; '.join(f"`{c['commit']}` {c['started']}" for c in record['code'])}.
 
 Held-out perplexity by epoch (average of the directions, on
 {f"the first {loader['max_eval_sentences']:,}" if loader.get('max_eval_sentences') else "all"}
