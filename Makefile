@@ -1,4 +1,4 @@
-# elmo-experiments: `make demo` trains NER on the embedded sample; `make test` runs the suite.
+# elmo-experiments: `make demo` trains NER with ELMo on the embedded sample; `make test` runs the suite.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -28,16 +28,15 @@ test-all: install
 lint: install
 	$(BIN)/ruff check .
 
-# The demo needs no download: it pretrains the tiny biLM on the embedded corpus, then trains
-# NER with ELMo from it on the embedded CoNLL-format sample.
+# The demo needs no download: it trains NER with ELMo from the biLM that ships inside the
+# package (weights: 'gutenberg') on the embedded CoNLL-format sample.
 demo: install
-	$(BIN)/elmo-exp pretrain experiments/bilm/tiny.jsonnet -s runs/demo_bilm --force \
-		-o trainer.progress_bar=false
-	ELMO_WEIGHTS=runs/demo_bilm/bilm $(BIN)/elmo-exp train experiments/ner.jsonnet \
-		-s runs/demo --force -o data_loader.batch_size=4 -o trainer.num_epochs=20
+	$(BIN)/elmo-exp train experiments/ner.jsonnet -s runs/demo --force \
+		-o data_loader.batch_size=4 -o trainer.num_epochs=20
 
-tables: install  # the README's results block, from results/
-	$(BIN)/elmo-exp tables results --readme README.md --figures results/figures > /dev/null
+tables: install  # the README's results block and each task README's, from results/
+	$(BIN)/elmo-exp tables results --readme README.md --task-readmes \
+		--figures results/figures > /dev/null
 
 clean:
-	rm -rf runs/demo runs/demo_bilm .pytest_cache .ruff_cache
+	rm -rf runs/demo .pytest_cache .ruff_cache

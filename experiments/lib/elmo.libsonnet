@@ -1,8 +1,9 @@
 // The ELMo token embedder and its indexer (Peters et al. 2018, section 3; docs/paper.md).
-// Weights: $ELMO_WEIGHTS (a directory with options.json + weights.hdf5, or a released name:
-// small, medium, original, 5.5B), default 'small'.
+// Weights: $ELMO_WEIGHTS (a directory with options.json + weights.hdf5, a shipped name, or a
+// released name: small, medium, original, 5.5B), default 'gutenberg': the biLM that ships inside
+// the package (no download; elmo_experiments/bilm/models/gutenberg/MODEL_CARD.md).
 local env = std.native('env');
-local weights = if env('ELMO_WEIGHTS') == '' then 'small' else env('ELMO_WEIGHTS');
+local weights = if env('ELMO_WEIGHTS') == '' then 'gutenberg' else env('ELMO_WEIGHTS');
 {
   weights: weights,
   indexer: { type: 'elmo_characters' },
