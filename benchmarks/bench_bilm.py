@@ -34,6 +34,7 @@ from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm, write_random_weights
+from elmo_experiments.cpu_runtime import tune_cpu_runtime
 from elmo_experiments.precision import native_bf16
 
 SIZES = {
@@ -145,8 +146,12 @@ def main() -> None:
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"],
                         choices=["fp32", "bf16"])
     add_device_argument(parser)
+    parser.add_argument("--no-cpu-tuning", action="store_true",
+                        help="measure without tune_cpu_runtime() (the trainer applies it)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    tuned = {} if args.no_cpu_tuning else tune_cpu_runtime()
+    print(f"CPU runtime tuning: {tuned or 'off'}")
     bench_bilm(args)
     if not args.skip_ner:
         bench_ner_cache(args)

@@ -7,8 +7,8 @@ step, leaving the weight gradients to one large product each over all steps. Gra
 autograd's through the same operations (``tests/bilm/test_lstm.py`` checks both, and
 ``gradcheck`` in float64).
 
-Gates are [i, j, f, o] (TF order); ``j`` uses tanh, computed as ``2 sigmoid(2x) - 1`` so that
-one sigmoid covers all four gates. Under bf16 autocast the products run in bf16 and everything
+Gates are [i, j, f, o] (TF order); ``j`` and the cell output use ``torch.tanh``, as the
+inference path does (``lstm.py``). Under bf16 autocast the products run in bf16 and everything
 else (gates, cell states, gradients) stays in the weights' precision.
 """
 
@@ -34,9 +34,9 @@ def _low(a: torch.Tensor, low: torch.dtype | None) -> torch.Tensor:
 
 def _sigmoid_gates(z: torch.Tensor, size: int) -> torch.Tensor:
     """In place: sigmoid of i, f, o and tanh of j, for z (batch, 4C)."""
-    z[:, size : 2 * size].mul_(2.0)
-    z.sigmoid_()
-    z[:, size : 2 * size].mul_(2.0).sub_(1.0)
+    z[:, :size].sigmoid_()
+    z[:, size : 2 * size].tanh_()
+    z[:, 2 * size :].sigmoid_()
     return z
 
 
@@ -90,7 +90,7 @@ class LstmRecurrence(torch.autograd.Function):
             if cell_clip:
                 torch.le(c_new.abs(), cell_clip, out=c_ok[t])
                 c_new.clamp_(-cell_clip, cell_clip)
-            torch.mul(c_new, 2.0, out=tanh_c[t]).sigmoid_().mul_(2.0).sub_(1.0)
+            torch.tanh(c_new, out=tanh_c[t])
             torch.mul(tanh_c[t], o, out=cell_out[t])
             h_new = _mm(cell_out[t], projection_t, low)  # (batch, P)
             if proj_clip:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from elmo_experiments.cpu_runtime import tune_cpu_runtime
 from elmo_experiments.devices import trainer_device
 from elmo_experiments.errors import RunDirError
 from elmo_experiments.faults import fault_point
@@ -85,7 +86,10 @@ def set_up(model: torch.nn.Module, settings: dict[str, Any],
     """Everything that can still fail on the config (the device, optimizer and scheduler
     values, the validation metric's name), tried before a ``--force`` wipes anything.
     Callbacks (they write files) run on rank 0 only."""
-    model.to(place_on_device(trainer_device(settings), world))
+    device = place_on_device(trainer_device(settings), world)
+    if device.type == "cpu":
+        tune_cpu_runtime()  # denormals flushed, freed memory reused (cpu_runtime.py)
+    model.to(device)
     optimizer = settings["optimizer"].build(
         parameters=[p for p in model.parameters() if p.requires_grad])
     scheduler = build_scheduler(settings["learning_rate_scheduler"], optimizer,

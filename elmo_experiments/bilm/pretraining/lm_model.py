@@ -63,8 +63,11 @@ class BilmLanguageModel(torch.nn.Module):
         forward_targets, backward_targets, valid = self.lm_targets(targets, mask)
         forward_hidden = self.output_dropout(run.forward[-1][:, : seq + 1][valid])  # (n, P)
         backward_hidden = self.output_dropout(run.backward[-1][:, 1 : seq + 2][valid])  # (n, P)
-        forward_nll = self.softmax(forward_hidden, forward_targets[valid])  # (n,)
-        backward_nll = self.softmax(backward_hidden, backward_targets[valid])  # (n,)
+        # one softmax call for both directions (in training, one set of samples for both)
+        n = forward_hidden.shape[0]
+        nll = self.softmax(torch.cat([forward_hidden, backward_hidden]),
+                           torch.cat([forward_targets[valid], backward_targets[valid]]))  # (2n,)
+        forward_nll, backward_nll = nll[:n], nll[n:]
         if not self.softmax.training or self.softmax.num_samples == 0:
             self.perplexity.update(float(forward_nll.detach().sum()),
                                    float(backward_nll.detach().sum()), int(valid.sum()))

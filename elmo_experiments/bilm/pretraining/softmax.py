@@ -27,10 +27,14 @@ class SharedSoftmax(torch.nn.Module):
         self.num_samples = num_samples
         self.register_buffer("proposal", log_uniform_probabilities(vocab_size), persistent=False)
 
-    def full_nll(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Exact negative log-likelihood per row: hidden (n, d), targets (n,) -> (n,)."""
-        logits = torch.addmm(self.bias, hidden, self.weight.t())  # (n, V)
-        return torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+    def full_nll(self, hidden: torch.Tensor, targets: torch.Tensor,
+                 rows: int = 2048) -> torch.Tensor:
+        """Exact negative log-likelihood per row: hidden (n, d), targets (n,) -> (n,); the
+        logits are made ``rows`` rows at a time, which bounds their memory."""
+        return torch.cat([
+            torch.nn.functional.cross_entropy(torch.addmm(self.bias, h, self.weight.t()), t,
+                                              reduction="none")  # logits (rows, V)
+            for h, t in zip(hidden.split(rows), targets.split(rows), strict=True)])
 
     def sampled_nll(self, hidden: torch.Tensor, targets: torch.Tensor,
                     generator: torch.Generator | None = None) -> torch.Tensor:
@@ -43,15 +47,19 @@ class SharedSoftmax(torch.nn.Module):
         """
         samples = torch.multinomial(self.proposal, self.num_samples, replacement=True,
                                     generator=generator)  # (S,)
-        correction = torch.log(self.num_samples * self.proposal)  # (V,)
-        true_logits = (hidden * self.weight[targets]).sum(dim=1) + self.bias[targets]  # (n,)
-        sampled = torch.addmm(self.bias[samples], hidden, self.weight[samples].t())  # (n, S)
-        sampled = sampled - correction[samples]
+        n = targets.shape[0]
+        ids = torch.cat([targets, samples])  # one gather (and one scatter back) for both
+        rows, biases = self.weight[ids], self.bias[ids]  # (n + S, d), (n + S,)
+        correction = torch.log(self.num_samples * self.proposal[samples])  # (S,)
+        true_logits = (hidden * rows[:n]).sum(dim=1) + biases[:n]  # (n,)
+        sampled = torch.addmm(biases[n:] - correction, hidden, rows[n:].t())  # (n, S)
+        wide = torch.promote_types(sampled.dtype, torch.float32)  # fp32 under bf16 autocast
+        sampled = sampled.to(wide)
         hits = samples[None, :] == targets[:, None]  # accidental hits of the true class
         sampled = sampled.masked_fill(hits, float("-inf"))
-        logits = torch.cat([true_logits[:, None], sampled], dim=1)  # (n, 1 + S)
-        wide = torch.promote_types(logits.dtype, torch.float32)  # fp32 under bf16 autocast
-        return -torch.log_softmax(logits.to(wide), dim=1)[:, 0]
+        true_logits = true_logits.to(wide)
+        # -log softmax of [true, sampled] at the true class, without concatenating them
+        return torch.logaddexp(true_logits, torch.logsumexp(sampled, dim=1)) - true_logits
 
     def load_hdf5(self, path: Path) -> None:
         """Copy ``softmax/W`` and ``softmax/b`` of an exported ``softmax.hdf5`` in (float16
