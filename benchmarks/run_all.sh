@@ -7,13 +7,13 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 declare -A RUNS=(  # name -> script and arguments
   [bench_pretrain]="bench_pretrain.py --sizes gutenberg small --steps 3"
-  [bench_bilm]="bench_bilm.py --size original --skip-ner --repeats 3 --precisions fp32"
-  [bench_bilm_bf16]="bench_bilm.py --size original --skip-ner --repeats 1 --batch 16"
+  [bench_pretrain_untuned]="bench_pretrain.py --sizes gutenberg --steps 3 --no-cpu-tuning"
+  [bench_bilm]="bench_bilm.py --size original --skip-ner --repeats 3"
   [bench_precision]="bench_precision.py --ner-epochs 0"
   [bench_ner]="bench_ner.py --epochs 3"
 )
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(bench_pretrain bench_bilm bench_bilm_bf16 bench_precision bench_ner)
+[[ ${#names[@]} -gt 0 ]] || names=(bench_pretrain bench_pretrain_untuned bench_bilm bench_precision bench_ner)
 for name in "${names[@]}"; do
   read -r script args <<< "${RUNS[$name]}"
   out=benchmarks/results/$name.txt
