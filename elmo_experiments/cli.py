@@ -535,6 +535,9 @@ _add_plugin_option(cli)
 
 
 def main() -> None:
+    from elmo_experiments.cpu_runtime import tune_cpu_runtime
+
+    tune_cpu_runtime()  # first, so that every compute thread inherits it
     try:
         cli(standalone_mode=False)
     except ElmoError as error:

@@ -8,6 +8,11 @@
   trimming): PyTorch allocates its large CPU tensors afresh on every step, and by default each
   such block is a new ``mmap`` whose pages fault in again on first touch; on virtual machines
   that costs more than the arithmetic. The process's resident memory then stays at its peak.
+
+The denormal setting is per thread: threads created later inherit it, those already running
+(PyTorch's compute threads start at the first parallel operation) keep theirs. So the command
+line applies it first thing, and so does a sweep worker; ``set_up`` (training) and ``embed``
+apply it again for callers of the Python API, who get it in full by calling this first.
 """
 
 from __future__ import annotations

@@ -30,10 +30,12 @@ def run_cell(cell: Cell, run_dir: Path, threads: int | None = None) -> dict[str,
     retried once (recovering what the first try left) and then recorded in FAILED.json."""
     import torch
 
+    from elmo_experiments.cpu_runtime import tune_cpu_runtime
     from elmo_experiments.run import train
 
     if threads:
         torch.set_num_threads(threads)
+    tune_cpu_runtime()  # before the first parallel operation: every thread inherits it
     if finished(run_dir):
         return {"cell": cell.name, "status": "skipped"}
     problem = ""
