@@ -262,7 +262,8 @@ def write_figures(folder: str | Path, output_dir: str | Path) -> list[Path]:
     axis.set_xticks(range(len(bars)),
                     [f"{expected(t).get('title', t)}\n{p}" for t, p, _ in bars])
     axis.set(ylabel="softmax-normalised weight", title="Learned ELMo layer weights")
-    axis.legend()
+    axis.set_ylim(0, 1)  # room for the legend above bars that are often near 1/3
+    axis.legend(loc="upper right", ncols=3, fontsize="small")
     written += _save(figure, output_dir / "figure2", plt)
     return written
 
