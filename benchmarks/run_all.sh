@@ -10,6 +10,7 @@ declare -A RUNS=(  # name -> script and arguments
   [bench_pretrain_untuned]="bench_pretrain.py --sizes gutenberg --steps 3 --no-cpu-tuning"
   [bench_bilm]="bench_bilm.py --size original --skip-ner --repeats 3"
   [bench_precision]="bench_precision.py --ner-epochs 0"
+  [bench_precision_ner]="bench_precision.py --weights gutenberg --epochs 1 --ner-epochs 10 --threads 1"
   [bench_ner]="bench_ner.py --epochs 3"
 )
 names=("$@")
