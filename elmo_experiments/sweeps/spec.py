@@ -20,6 +20,7 @@ A cell is one run directory, ``SWEEP_DIR/<variant>-frac<f>-seed<s>``, trained wi
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -136,7 +137,11 @@ def load_sweep(path: str | Path) -> Sweep:
 
 
 def cell_settings(cell: Cell) -> dict[str, Any]:
-    """What ``summary.json`` records of a cell."""
+    """What ``summary.json`` records of a cell (the config relative to the working directory
+    when it lies below it, so that a committed summary names no machine's folders)."""
+    config = Path(cell.config)
+    with contextlib.suppress(ValueError):
+        config = config.relative_to(Path.cwd())
     return {"variant": cell.variant, "seed": cell.seed, "fraction": cell.fraction,
-            "config": cell.config, "overrides": list(cell.overrides),
+            "config": str(config), "overrides": list(cell.overrides),
             "ext_vars": dict(cell.ext_vars)}
