@@ -271,8 +271,9 @@ def write_figures(folder: str | Path, output_dir: str | Path) -> list[Path]:
 def _save(figure: Any, stem: Path, plt: Any) -> list[Path]:
     figure.tight_layout()
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
-    for path in paths:
-        figure.savefig(path)
+    for path in paths:  # no creation date or software stamp: the same results, the same bytes
+        metadata = {"CreationDate": None} if path.suffix == ".pdf" else {"Software": None}
+        figure.savefig(path, metadata=metadata)
     plt.close(figure)
     return paths
 
