@@ -90,8 +90,8 @@ def ner(epochs: int) -> None:
             amp = [] if precision == "fp32" else ["trainer.amp=bf16"]
             metrics = train(ROOT / "experiments/ner_baseline.jsonnet", Path(folder) / precision,
                             overrides=[*overrides, *amp])
-            print(f"  {precision}: dev {100 * metrics['best_validation_f1']:.2f}"
-                  f" / test {100 * metrics.get('test_f1', float('nan')):.2f}")
+            print(f"  {precision}: dev {metrics['best_validation_f1']:.2f}"  # already in %
+                  f" / test {metrics.get('test_f1', float('nan')):.2f}", flush=True)
 
 
 def main() -> None:

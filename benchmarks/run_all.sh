@@ -22,7 +22,7 @@ for name in "${names[@]}"; do
     echo "# $PY benchmarks/$script $args"
     echo "# commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- elmo_experiments benchmarks || echo -dirty), $(date -u +%F)"
     # shellcheck disable=SC2086
-    $PY "benchmarks/$script" $args 2>&1 | grep -v "^INFO\|^epoch\|^training\|^corpus"
+    $PY "benchmarks/$script" $args 2>&1 | grep -v "^INFO\|^epoch\|^training\|^corpus\|^test: \|^archive: \|^!!"
   } > "$out.tmp"
   mv "$out.tmp" "$out"
   cat "$out"
