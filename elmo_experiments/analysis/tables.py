@@ -17,6 +17,7 @@ from typing import Any
 from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.data.files import read_json
 from elmo_experiments.errors import DataError
+from elmo_experiments.sweeps.summary import mean_std
 
 TASKS = ("squad", "snli", "srl", "coref", "ner", "sst5")  # the order of the rows (the paper's)
 COLUMNS = {
@@ -122,7 +123,7 @@ def _ours(group: dict[str, Any] | None, key: str) -> str:
     figure = (group or {}).get("metrics", {}).get(key)
     if not figure:
         return "—"
-    return f"{figure['mean']:.2f} ± {figure['std']:.2f} ({figure['n']})"
+    return mean_std(figure)
 
 
 def _paper(value: Any, std: Any = None) -> str:

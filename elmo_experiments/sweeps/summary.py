@@ -82,6 +82,13 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
     return summary
 
 
+
+def mean_std(figure: dict[str, Any]) -> str:
+    """``mean ± std (n)`` of a summary figure; one run has no spread: ``mean (1)``."""
+    if figure["n"] == 1:
+        return f"{figure['mean']:.2f} (1)"
+    return f"{figure['mean']:.2f} ± {figure['std']:.2f} ({figure['n']})"
+
 def render(summary: dict[str, Any]) -> str:
     """A markdown table: one row per group, one column per metric (mean ± std (n))."""
     names = sorted({n for row in summary["groups"] for n in row["metrics"]})
@@ -91,8 +98,7 @@ def render(summary: dict[str, Any]) -> str:
         cells = []
         for name in names:
             figure = row["metrics"].get(name)
-            cells.append(f"{figure['mean']:.2f} ± {figure['std']:.2f} ({figure['n']})"
-                         if figure else "")
+            cells.append(mean_std(figure) if figure else "")
         lines.append(f"| {row['variant']} | {row['fraction']:g} | {' | '.join(cells)} |")
     failed = [c for c in summary["cells"] if c["status"] in ("failed", "interrupted")]
     lines += [f"\n{c['name']}: {c['status']} ({c.get('error', '')})" for c in failed]
