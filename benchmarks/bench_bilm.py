@@ -22,7 +22,9 @@ from pathlib import Path
 
 import torch
 from common import (
+    add_cpu_tuning_argument,
     add_device_argument,
+    apply_cpu_tuning,
     describe_device,
     device_of,
     forward_flops,
@@ -34,7 +36,6 @@ from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm, write_random_weights
-from elmo_experiments.cpu_runtime import tune_cpu_runtime
 from elmo_experiments.precision import native_bf16
 
 SIZES = {
@@ -146,12 +147,11 @@ def main() -> None:
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"],
                         choices=["fp32", "bf16"])
     add_device_argument(parser)
-    parser.add_argument("--no-cpu-tuning", action="store_true",
-                        help="measure without tune_cpu_runtime() (the trainer applies it)")
+    add_cpu_tuning_argument(parser)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    tuned = {} if args.no_cpu_tuning else tune_cpu_runtime()
-    print(f"CPU runtime tuning: {tuned or 'off'}")
+    tuned = apply_cpu_tuning(args)
+    print(f"CPU runtime tuning: {tuned}")
     bench_bilm(args)
     if not args.skip_ner:
         bench_ner_cache(args)

@@ -23,7 +23,9 @@ from pathlib import Path
 
 import torch
 from common import (
+    add_cpu_tuning_argument,
     add_device_argument,
+    apply_cpu_tuning,
     describe_device,
     device_of,
     matmul_peak,
@@ -35,7 +37,6 @@ from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.validate import Validator
-from elmo_experiments.cpu_runtime import tune_cpu_runtime
 from elmo_experiments.precision import autocast, grad_scaler, native_bf16
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,14 +89,13 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=28000)
     parser.add_argument("--threads", type=int, default=2)
     add_device_argument(parser)
-    parser.add_argument("--no-cpu-tuning", action="store_true",
-                        help="measure without tune_cpu_runtime() (the trainer applies it)")
+    add_cpu_tuning_argument(parser)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    tuned = {} if args.no_cpu_tuning else tune_cpu_runtime()
+    tuned = apply_cpu_tuning(args)
     device = device_of(args.device)
     print(f"{describe_device(device, args.threads)}, native bf16 matrix units: "
-          f"{native_bf16(device.type)}, CPU runtime tuning: {tuned or 'off'}")
+          f"{native_bf16(device.type)}, CPU runtime tuning: {tuned}")
     peaks = {p: matmul_peak(precision=p, device=device) for p in args.precisions}
     for precision, peak in peaks.items():
         print(f"{precision} matmul peak (2048^3): {peak:.1f} GFLOP/s")

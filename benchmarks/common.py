@@ -17,6 +17,18 @@ def add_device_argument(parser: argparse.ArgumentParser) -> None:
                         help="cpu, cuda, cuda:N or auto (a GPU when there is one)")
 
 
+def add_cpu_tuning_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-cpu-tuning", action="store_true",
+                        help="measure without tune_cpu_runtime() (the trainer applies it)")
+
+
+def apply_cpu_tuning(args: argparse.Namespace) -> str:
+    """tune_cpu_runtime() unless --no-cpu-tuning (call it before any torch work); what to print."""
+    from elmo_experiments.cpu_runtime import tune_cpu_runtime
+
+    return "off" if args.no_cpu_tuning else str(tune_cpu_runtime())
+
+
 def device_of(name: str) -> torch.device:
     from elmo_experiments.devices import resolve_device
 

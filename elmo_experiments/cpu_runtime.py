@@ -10,26 +10,26 @@
   that costs more than the arithmetic. The process's resident memory then stays at its peak.
 
 The denormal setting is per thread: threads created later inherit it, those already running
-(PyTorch's compute threads start at the first parallel operation) keep theirs. So the command
-line applies it first thing, and so does a sweep worker; ``set_up`` (training) and ``embed``
-apply it again for callers of the Python API, who get it in full by calling this first.
+(PyTorch's compute threads start at the first parallel operation) keep theirs. So the entry
+points apply it first thing (the command line, a sweep worker, the benchmarks); ``set_up``
+applies it again for training through the Python API, whose callers get it in full by calling
+this first.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 
 import torch
 
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4  # glibc's mallopt parameters
-_applied: list[bool] = []
 
 
+@functools.cache
 def tune_cpu_runtime() -> dict[str, bool]:
-    """Apply the settings above (idempotent); returns which took effect."""
-    if _applied:
-        return {"flush_denormal": _applied[0], "malloc_keeps_memory": _applied[1]}
+    """Apply the settings above (once per process); returns which took effect."""
     flushed = bool(torch.set_flush_denormal(True))
     kept = False
     if sys.platform.startswith("linux"):
@@ -40,5 +40,4 @@ def tune_cpu_runtime() -> dict[str, bool]:
         if mallopt is not None:
             kept = all(mallopt(parameter, value) == 1 for parameter, value in (
                 (M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, 2**31 - 1), (M_TOP_PAD, 64 << 20)))
-    _applied.extend([flushed, kept])
     return {"flush_denormal": flushed, "malloc_keeps_memory": kept}

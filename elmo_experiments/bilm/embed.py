@@ -16,7 +16,6 @@ from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
-from elmo_experiments.cpu_runtime import tune_cpu_runtime
 from elmo_experiments.data.files import iter_lines, write_error
 from elmo_experiments.devices import resolve_device
 from elmo_experiments.progress import progress as progress_display
@@ -57,8 +56,6 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
     options_file, weight_file = resolve_weights(weights)
     runner = BilmRunner(load_bilm(options_file, weight_file), state, precision=precision)
     target = resolve_device(device, "--device")
-    if target.type == "cpu":
-        tune_cpu_runtime()
     runner.to(target)
     runner.bilm.char_encoder.cache_tokens = True
     total = sum(1 for _ in iter_lines(input_path))

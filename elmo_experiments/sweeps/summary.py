@@ -82,12 +82,12 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
     return summary
 
 
-
 def mean_std(figure: dict[str, Any]) -> str:
     """``mean ± std (n)`` of a summary figure; one run has no spread: ``mean (1)``."""
     if figure["n"] == 1:
         return f"{figure['mean']:.2f} (1)"
     return f"{figure['mean']:.2f} ± {figure['std']:.2f} ({figure['n']})"
+
 
 def render(summary: dict[str, Any]) -> str:
     """A markdown table: one row per group, one column per metric (mean ± std (n))."""

@@ -24,7 +24,6 @@ from elmo_experiments.bilm.pretraining.lm_data import (
 )
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
 from elmo_experiments.bilm.weights import load_weights
-from elmo_experiments.cpu_runtime import tune_cpu_runtime
 from elmo_experiments.errors import DataError
 from elmo_experiments.progress import progress
 from elmo_experiments.training.evaluation import evaluate
@@ -63,7 +62,6 @@ def perplexity(weights: str, text: str, fmt: str = "raw", split: str = "heldout"
                max_sentence_length: int = 60, batch_size: int = 64,
                progress: bool = True) -> dict[str, float]:
     """Forward, backward and average perplexity (exact softmax) and the token count."""
-    tune_cpu_runtime()
     model, vocab = load_language_model(weights)
     settings = {"batch_size": batch_size, "max_tokens": None, "batches_per_epoch": None,
                 "max_eval_sentences": None}
