@@ -1,7 +1,12 @@
-"""A cache of per-sentence biLM activations for a frozen biLM (memory LRU, optional disk).
+"""A cache of per-sentence biLM activations for a frozen biLM (memory, optional disk).
 
 Keys are SHA-1 digests of (weights digest, state rule, the sentence's character ids), so a
 change of weights or state mode can never serve stale vectors. Stateful runs must not use it.
+
+Training reads the same sentences in every epoch, a cyclic scan: a least-recently-used
+memory cache smaller than the data set would evict each sentence just before it comes back
+and never hit. So the memory part keeps what it first admitted and, once full, admits nothing
+more: a budget of half the data set serves half of every later epoch.
 """
 
 from __future__ import annotations
@@ -9,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +29,7 @@ class ActivationCache:
         self.fp16 = fp16
         self.disk_root = Path(disk_dir) if disk_dir else None
         self.disk: Path | None = None
-        self._memory: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self._memory: dict[str, torch.Tensor] = {}
         self._bytes = 0
         self.hits = self.misses = 0
         self.namespace = ""
@@ -47,9 +51,7 @@ class ActivationCache:
 
     def get(self, key: str) -> torch.Tensor | None:
         found = self._memory.get(key)
-        if found is not None:
-            self._memory.move_to_end(key)
-        elif self.disk is not None and (self.disk / f"{key}.npy").is_file():
+        if found is None and self.disk is not None and (self.disk / f"{key}.npy").is_file():
             found = torch.from_numpy(np.load(self.disk / f"{key}.npy"))
             self._remember(key, found)
         if found is None:
@@ -71,12 +73,7 @@ class ActivationCache:
 
     def _remember(self, key: str, tensor: torch.Tensor) -> None:
         size = tensor.numel() * tensor.element_size()
-        if size > self.budget:
-            return
-        if key in self._memory:
-            self._bytes -= self._memory.pop(key).numel() * tensor.element_size()
+        if key in self._memory or self._bytes + size > self.budget:
+            return  # full: the entries admitted first stay
         self._memory[key] = tensor
         self._bytes += size
-        while self._bytes > self.budget:
-            _, evicted = self._memory.popitem(last=False)
-            self._bytes -= evicted.numel() * evicted.element_size()

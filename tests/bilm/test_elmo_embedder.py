@@ -407,18 +407,27 @@ def test_activation_cache_keys_depend_on_namespace_and_ids() -> None:
     assert one.key(ids) != one.key(ids[:1])
 
 
-def test_activation_cache_evicts_least_recently_used() -> None:
+def test_activation_cache_keeps_what_it_admitted_first_once_full() -> None:
     tensor = torch.ones(3, 4, 8)  # 384 bytes
     cache = ActivationCache("n", memory_mb=1000 / 2**20)  # room for two
     cache.put("a", tensor)
     cache.put("b", tensor * 2)
-    assert cache.get("a") is not None  # a is now the most recent
-    cache.put("c", tensor * 3)
-    assert cache.get("b") is None
-    assert torch.equal(cache.get("a"), tensor) and torch.equal(cache.get("c"), tensor * 3)
-    assert (cache.hits, cache.misses) == (3, 1)
+    cache.put("c", tensor * 3)  # full: not admitted
+    assert torch.equal(cache.get("a"), tensor) and torch.equal(cache.get("b"), tensor * 2)
+    assert cache.get("c") is None
+    assert (cache.hits, cache.misses) == (2, 1)
     cache.put("huge", torch.ones(100, 100))  # larger than the budget: not kept
     assert cache.get("huge") is None and cache.get("a") is not None
+
+
+def test_activation_cache_serves_its_share_of_every_epoch_of_a_cyclic_scan() -> None:
+    # five sentences, room for two: an LRU would miss every time from the second epoch on
+    cache = ActivationCache("n", memory_mb=800 / 2**20)
+    for _ in range(3):
+        for name in "abcde":
+            if cache.get(name) is None:
+                cache.put(name, torch.ones(3, 4, 8))  # 384 bytes
+    assert (cache.hits, cache.misses) == (4, 11)
 
 
 def test_activation_cache_stores_copies_and_fp16() -> None:
