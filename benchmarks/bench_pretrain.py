@@ -6,7 +6,8 @@
                                         [--device cpu|cuda]
 
 The architectures are the ``model`` sections of ``experiments/bilm/<size>.jsonnet``. Each step
-is a full training step (forward, sampled softmax, backward, Adam update) on random sentences.
+is a full training step as the config trains (forward, sampled softmax, backward, gradient
+clipping to the config's norm, its optimizer's update: Adagrad for ours) on random sentences.
 Printed per size and precision: seconds a step, training tokens/s, the model FLOPs per token
 (as the architecture defines them: all 50 character positions, both directions, the sampled
 softmax, backward = 2 x forward), the GFLOP/s those FLOPs make, and the fraction of the same
@@ -20,6 +21,7 @@ import argparse
 import random
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 from common import (
@@ -42,12 +44,16 @@ from elmo_experiments.precision import autocast, grad_scaler, native_bf16
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build(size: str, vocab: int) -> torch.nn.Module:
-    model = load_config(ROOT / "experiments" / "bilm" / f"{size}.jsonnet")["model"]
+def build(size: str, vocab: int) -> tuple[torch.nn.Module, Any, float | None]:
+    """The config's model, its optimizer spec (built later on the model's parameters) and its
+    gradient-norm limit."""
+    config = load_config(ROOT / "experiments" / "bilm" / f"{size}.jsonnet")
     validator = Validator()
-    spec = validator.component(model, "model", "model")
-    assert not validator.problems, validator.problems
-    return spec.build(vocab_size=vocab, seed=0)
+    spec = validator.component(config["model"], "model", "model")
+    optimizer = validator.component(config["trainer"]["optimizer"], "optimizer",
+                                    "trainer.optimizer")
+    assert not validator.problems and spec and optimizer, validator.problems
+    return spec.build(vocab_size=vocab, seed=0), optimizer, config["trainer"].get("grad_norm")
 
 
 def batch(size: int, tokens: int, vocab: int, rng: random.Random) -> dict[str, torch.Tensor]:
@@ -59,9 +65,10 @@ def batch(size: int, tokens: int, vocab: int, rng: random.Random) -> dict[str, t
             "mask": torch.ones(size, tokens, dtype=torch.bool)}
 
 
-def step_seconds(model: torch.nn.Module, data: dict[str, torch.Tensor], precision: str,
-                 steps: int, device: torch.device) -> float:
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+def step_seconds(model: torch.nn.Module, optimizer_spec: Any, grad_norm: float | None,
+                 data: dict[str, torch.Tensor], precision: str, steps: int,
+                 device: torch.device) -> float:
+    optimizer = optimizer_spec.build(parameters=list(model.parameters()))
     scaler = grad_scaler(precision, device.type)  # fp16: the trainer's dynamic loss scale
     times = []
     for _ in range(steps + 1):  # the first step warms up
@@ -71,6 +78,9 @@ def step_seconds(model: torch.nn.Module, data: dict[str, torch.Tensor], precisio
         with autocast(precision, device.type):
             loss = model(**data)["loss"]
         scaler.scale(loss).backward()
+        if grad_norm is not None:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_norm)
         scaler.step(optimizer)
         scaler.update()
         synchronize(device)
@@ -101,7 +111,8 @@ def main() -> None:
         print(f"{precision} matmul peak (2048^3): {peak:.1f} GFLOP/s")
     rng = random.Random(0)
     for size in args.sizes:
-        model = build(size, args.vocab).train().to(device)
+        model, optimizer_spec, grad_norm = build(size, args.vocab)
+        model = model.train().to(device)
         data = {k: v.to(device) for k, v in batch(args.batch, args.tokens, args.vocab,
                                                    rng).items()}
         positions, predictions = args.batch * (args.tokens + 2), args.batch * (args.tokens + 1)
@@ -114,7 +125,8 @@ def main() -> None:
               f"{args.batch} x {args.tokens}: {flops / tokens / 1e6:.1f} MFLOP per token")
         speeds = {}
         for precision in args.precisions:
-            seconds = step_seconds(model, data, precision, args.steps, device)
+            seconds = step_seconds(model, optimizer_spec, grad_norm, data, precision,
+                                   args.steps, device)
             speeds[precision] = tokens / seconds
             achieved = flops / seconds / 1e9
             print(f"  {precision}: {seconds:.3f} s a step, {tokens / seconds:8,.0f} training "
