@@ -61,8 +61,10 @@ class ActivationCache:
         return found.float() if found.dtype != torch.float32 else found
 
     def put(self, key: str, activations: torch.Tensor) -> None:
-        stored = activations.detach().to("cpu", torch.float16 if self.fp16 else torch.float32)
-        stored = stored.clone()
+        dtype = torch.float16 if self.fp16 else torch.float32
+        if self.disk is None and not self._admits(key, activations.numel() * dtype.itemsize):
+            return  # a full memory cache and no disk: nothing to copy the activations for
+        stored = activations.detach().to("cpu", dtype).clone()
         self._remember(key, stored)
         if self.disk is not None:
             self.disk.mkdir(parents=True, exist_ok=True)
@@ -71,9 +73,12 @@ class ActivationCache:
                 np.save(out, stored.numpy())
             os.replace(tmp, self.disk / f"{key}.npy")
 
+    def _admits(self, key: str, size: int) -> bool:
+        """Whether memory takes a new entry of ``size`` bytes (once full, the first stay)."""
+        return key not in self._memory and self._bytes + size <= self.budget
+
     def _remember(self, key: str, tensor: torch.Tensor) -> None:
         size = tensor.numel() * tensor.element_size()
-        if key in self._memory or self._bytes + size > self.budget:
-            return  # full: the entries admitted first stay
-        self._memory[key] = tensor
-        self._bytes += size
+        if self._admits(key, size):
+            self._memory[key] = tensor
+            self._bytes += size
