@@ -16,6 +16,10 @@ from elmo_experiments.training.trainer import TRAINER_PARAMS
 VOCABULARY_PARAMS = (
     Param("min_count", dict, {}, doc="namespace -> minimum count"),
     Param("max_vocab_size", dict, {}, doc="namespace -> maximum size"),
+    Param("labels_from_evaluation_data", bool, False,
+          doc="also count the labels of the validation and test data (tokens still come from "
+          "training only), so that a label only they hold is a class the model never predicts "
+          "instead of an error"),
 )
 
 EXPERIMENT_PARAMS = (

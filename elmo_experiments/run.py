@@ -16,6 +16,7 @@ from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import Spec
 from elmo_experiments.data.batching import InstanceLoader, index_instances
+from elmo_experiments.data.fields import target_fields
 from elmo_experiments.data.files import (
     provenance,
     read_json,
@@ -82,14 +83,24 @@ def subsample(instances: list[dict[str, Any]], fraction: float, seed: int
     return [instances[i] for i in chosen]
 
 
-def build_vocabulary(reader: Any, instances: list[dict[str, Any]],
-                     settings: dict[str, Any]) -> Vocabulary:
-    """Every field counts its vocabulary items (tokens per indexer, labels) over ``instances``."""
+def build_vocabulary(reader: Any, instances: list[dict[str, Any]], settings: dict[str, Any],
+                     evaluation: tuple[tuple[Any, list[dict[str, Any]]], ...] = ()
+                     ) -> Vocabulary:
+    """Every field counts its vocabulary items (tokens per indexer, labels) over ``instances``;
+    with ``labels_from_evaluation_data``, the target fields also count over the ``(reader,
+    instances)`` pairs of ``evaluation`` (the validation and test data)."""
     counts: dict[str, Counter[str]] = {}
     for instance in instances:
         for name, field in reader.fields.items():
             if instance.get(name) is not None:
                 field.count(instance[name], counts)
+    if settings.get("labels_from_evaluation_data"):
+        for evaluation_reader, data in evaluation:
+            targets = target_fields(evaluation_reader.fields)
+            for instance in data:
+                for name in targets:
+                    if instance.get(name) is not None:
+                        evaluation_reader.fields[name].count(instance[name], counts)
     return Vocabulary.from_counts(counts, settings["min_count"], settings["max_vocab_size"])
 
 
@@ -165,7 +176,10 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
         raise RunDirError(f"{vocab_dir}: missing or incomplete, but last.pt was trained with "
                           f"it; the run cannot resume (start it afresh with --force)")
     vocab = (Vocabulary.load(vocab_dir) if saved
-             else build_vocabulary(reader, datasets["train"], experiment["vocabulary"]))
+             else build_vocabulary(reader, datasets["train"], experiment["vocabulary"],
+                                   tuple((evaluation_reader, datasets[split])
+                                         for split in ("validation", "test")
+                                         if split in datasets)))
     model = build_model(experiment, reader, vocab)
     dataset_metric = build_dataset_metric(experiment, evaluation_reader, vocab)
     try:

@@ -10,6 +10,7 @@ srl.paths + srl.readers(srl.indexers { elmo: elmo.indexer }) {
   random_seed: 13370,
   model: srl.model({ tokens: srl.word_embedding,
                      elmo: elmo.embedder(mixes=[elmo.mix(l2=0.001)], dropout=0.5) }),
+  vocabulary: srl.vocabulary,
   dataset_metric: srl.dataset_metric,
   data_loader: srl.data_loader,
   trainer: srl.trainer,

@@ -9,6 +9,7 @@ srl.paths + srl.readers(srl.indexers) {
   evaluate_on_test: true,
   random_seed: 13370,
   model: srl.model({ tokens: srl.word_embedding }),
+  vocabulary: srl.vocabulary,
   dataset_metric: srl.dataset_metric,
   data_loader: srl.data_loader,
   trainer: srl.trainer,

@@ -114,3 +114,25 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
 def test_load_rejects_a_directory_without_namespaces(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="not a saved vocabulary"):
         Vocabulary.load(tmp_path)
+
+
+def test_labels_from_evaluation_data_adds_their_labels_but_not_their_tokens() -> None:
+    from types import SimpleNamespace
+
+    from elmo_experiments.data.fields import SequenceLabelField, TextField
+    from elmo_experiments.data.token_indexers import SingleIdIndexer
+    from elmo_experiments.run import build_vocabulary
+
+    reader = SimpleNamespace(fields={"tokens": TextField({"tokens": SingleIdIndexer()}),
+                                     "tags": SequenceLabelField("tokens")})
+    train = [{"tokens": ["the", "cat"], "tags": ["B-A0", "I-A0"]}]
+    dev = [{"tokens": ["a", "dog"], "tags": ["B-AA", "O"]}]
+    settings = {"min_count": {}, "max_vocab_size": {}}
+    only_train = build_vocabulary(reader, train, settings, ((reader, dev),))
+    assert sorted(only_train.tokens("labels")) == ["B-A0", "I-A0"]
+    with pytest.raises(DataError, match="'B-AA' is not in vocabulary namespace 'labels'"):
+        only_train.index("labels", "B-AA")
+    both = build_vocabulary(reader, train, {**settings, "labels_from_evaluation_data": True},
+                            ((reader, dev),))
+    assert sorted(both.tokens("labels")) == ["B-A0", "B-AA", "I-A0", "O"]
+    assert both.tokens("tokens") == only_train.tokens("tokens")  # dev's words stay unknown
