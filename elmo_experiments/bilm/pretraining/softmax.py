@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -14,6 +15,38 @@ def log_uniform_probabilities(size: int) -> torch.Tensor:
     """P(k) = log((k + 2) / (k + 1)) / log(size + 1): Zipf-like over frequency-sorted ids."""
     k = torch.arange(size, dtype=torch.float64)
     return (torch.log1p(1.0 / (k + 1.0)) / math.log(size + 1.0)).float()  # (size,)
+
+
+class MaskedLogSumExp(torch.autograd.Function):
+    """``lse = masked_logsumexp(logits, hits)``: log sum_s exp(logits[:, s]) over the columns
+    that ``hits`` leaves unmasked, in at least fp32, for logits (n, S) -> (n,).
+
+    The sampled softmax's largest tensors are its (n, S) logits; autograd's
+    cast -> masked_fill -> logsumexp records seven passes over them forward and backward, this
+    makes five and one: the exponentials it keeps are the backward pass's softmax numerators,
+    and the gradient comes back in the logits' own dtype (bf16 under autocast).
+    """
+
+    @staticmethod
+    def forward(ctx: Any, logits: torch.Tensor, hits: torch.Tensor) -> torch.Tensor:
+        wide = torch.promote_types(logits.dtype, torch.float32)
+        x = logits.to(wide, copy=True).masked_fill_(hits, float("-inf"))  # (n, S)
+        top = x.amax(dim=1, keepdim=True)  # (n, 1)
+        top.masked_fill_(top == float("-inf"), 0.0)  # a row of hits only: its sum is 0
+        total = x.sub_(top).exp_().sum(dim=1, keepdim=True)  # (n, 1)
+        ctx.save_for_backward(x, total)
+        ctx.dtype = logits.dtype
+        return (top + total.log()).squeeze(1)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        x, total = ctx.saved_tensors
+        out = torch.empty(x.shape, dtype=ctx.dtype, device=x.device)
+        # total >= 1 where a column is unmasked (its largest term is exp(0)); a row of hits only
+        # (x all 0) gets a zero gradient
+        torch.mul(x, grad[:, None] / total.clamp_min(1.0), out=out)  # softmax(logits) * grad
+        return out, None
 
 
 class SharedSoftmax(torch.nn.Module):
@@ -53,13 +86,11 @@ class SharedSoftmax(torch.nn.Module):
         correction = torch.log(self.num_samples * self.proposal[samples])  # (S,)
         true_logits = (hidden * rows[:n]).sum(dim=1) + biases[:n]  # (n,)
         sampled = torch.addmm(biases[n:] - correction, hidden, rows[n:].t())  # (n, S)
-        wide = torch.promote_types(sampled.dtype, torch.float32)  # fp32 under bf16 autocast
-        sampled = sampled.to(wide)
         hits = samples[None, :] == targets[:, None]  # accidental hits of the true class
-        sampled = sampled.masked_fill(hits, float("-inf"))
-        true_logits = true_logits.to(wide)
+        log_sampled = MaskedLogSumExp.apply(sampled, hits)  # (n,), fp32 under bf16 autocast
+        true_logits = true_logits.to(log_sampled.dtype)
         # -log softmax of [true, sampled] at the true class, without concatenating them
-        return torch.logaddexp(true_logits, torch.logsumexp(sampled, dim=1)) - true_logits
+        return torch.logaddexp(true_logits, log_sampled) - true_logits
 
     def load_hdf5(self, path: Path) -> None:
         """Copy ``softmax/W`` and ``softmax/b`` of an exported ``softmax.hdf5`` in (float16

@@ -167,3 +167,38 @@ def test_proposal_is_a_float_buffer_not_saved() -> None:
     softmax = SharedSoftmax(V, D, 8)
     assert "proposal" not in softmax.state_dict()
     torch.testing.assert_close(softmax.proposal, log_uniform_probabilities(V))
+
+
+def test_masked_logsumexp_matches_autograd_and_gradcheck() -> None:
+    from elmo_experiments.bilm.pretraining.softmax import MaskedLogSumExp
+
+    generator = torch.Generator().manual_seed(3)
+    logits = torch.randn(4, 7, generator=generator, dtype=torch.float64, requires_grad=True)
+    hits = torch.zeros(4, 7, dtype=torch.bool)
+    hits[0, 2] = hits[2, 5] = hits[2, 6] = True
+    hits[3] = True  # every sample a hit: the sum is empty, log 0
+    value = MaskedLogSumExp.apply(logits, hits)
+    reference = torch.logsumexp(logits.masked_fill(hits, float("-inf")), dim=1)
+    torch.testing.assert_close(value, reference)
+    assert value[3] == float("-inf")
+    upstream = torch.tensor([0.5, -1.0, 2.0, 0.0], dtype=torch.float64)
+    (grad,) = torch.autograd.grad(value, logits, upstream)
+    soft = torch.softmax(logits[:3].masked_fill(hits[:3], float("-inf")), dim=1)
+    torch.testing.assert_close(grad[:3], soft * upstream[:3, None])  # hand-derived
+    assert bool((grad[hits] == 0).all())
+    torch.autograd.gradcheck(lambda x: MaskedLogSumExp.apply(x, hits)[:3], (logits,))
+
+
+def test_masked_logsumexp_sums_bf16_logits_in_fp32_and_returns_bf16_gradients() -> None:
+    from elmo_experiments.bilm.pretraining.softmax import MaskedLogSumExp
+
+    logits = torch.randn(3, 5, generator=torch.Generator().manual_seed(4))
+    low = logits.bfloat16().requires_grad_()
+    hits = torch.zeros(3, 5, dtype=torch.bool)
+    value = MaskedLogSumExp.apply(low, hits)
+    assert value.dtype == torch.float32
+    torch.testing.assert_close(value, torch.logsumexp(low.detach().float(), dim=1))
+    value.sum().backward()
+    assert low.grad.dtype == torch.bfloat16
+    torch.testing.assert_close(low.grad.float(), torch.softmax(low.detach().float(), dim=1),
+                               atol=4e-3, rtol=1e-2)
