@@ -261,7 +261,8 @@ def test_defaults_filled_for_nested_plain_objects() -> None:
     config = valid_config()
     del config["data_loader"]
     experiment = validate_experiment(config)
-    assert experiment["vocabulary"] == {"min_count": {}, "max_vocab_size": {}}
+    assert experiment["vocabulary"] == {"min_count": {}, "max_vocab_size": {},
+                                        "labels_from_evaluation_data": False}
     loader = experiment["data_loader"]
     assert loader["batch_size"] == 32
     assert loader["shuffle"] is True
@@ -280,7 +281,8 @@ def test_defaults_filled_around_given_values() -> None:
     config = valid_config()
     config["vocabulary"] = {"min_count": {"tokens": 2}}
     experiment = validate_experiment(config)
-    assert experiment["vocabulary"] == {"min_count": {"tokens": 2}, "max_vocab_size": {}}
+    assert experiment["vocabulary"] == {"min_count": {"tokens": 2}, "max_vocab_size": {},
+                                        "labels_from_evaluation_data": False}
     assert experiment["data_loader"]["batch_size"] == 8
     assert experiment["data_loader"]["sort_by_length"] is True
 
