@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs the benchmark scripts and writes their output to benchmarks/results/<name>.txt, each
-# headed by the command, the commit and the date. Run on an otherwise idle machine.
+# Runs the benchmark scripts and writes their output to benchmarks/results/<machine>/<name>.txt,
+# each headed by the command, the commit, the date and the CPU. <machine> is the CPU's vendor and
+# its best bf16 matrix unit (intel-amx, amd-avx512bf16, ...): figures of different machine kinds
+# sit side by side. Run on an otherwise idle machine.
 #   bash benchmarks/run_all.sh [name ...]      (default: all names below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,14 +15,28 @@ declare -A RUNS=(  # name -> script and arguments
   [bench_precision_ner]="bench_precision.py --weights gutenberg --epochs 1 --ner-epochs 10 --threads 1"
   [bench_ner]="bench_ner.py --epochs 3"
 )
+machine() {  # vendor and bf16 unit, from /proc/cpuinfo
+  local vendor flags unit
+  vendor=$(awk -F': ' '/^vendor_id/ {print $2; exit}' /proc/cpuinfo)
+  flags=" $(awk -F': ' '/^flags/ {print $2; exit}' /proc/cpuinfo) "
+  case $vendor in GenuineIntel) vendor=intel ;; AuthenticAMD) vendor=amd ;; *) vendor=${vendor,,} ;; esac
+  if [[ $flags == *" amx_bf16 "* ]]; then unit=amx
+  elif [[ $flags == *" avx512_bf16 "* ]]; then unit=avx512bf16
+  elif [[ $flags == *" avx512f "* ]]; then unit=avx512
+  else unit=avx2; fi
+  echo "${vendor:-cpu}-$unit"
+}
+results=benchmarks/results/$(machine)
+mkdir -p "$results"
 names=("$@")
 [[ ${#names[@]} -gt 0 ]] || names=(bench_pretrain bench_pretrain_untuned bench_bilm bench_precision bench_ner)
 for name in "${names[@]}"; do
   read -r script args <<< "${RUNS[$name]}"
-  out=benchmarks/results/$name.txt
+  out=$results/$name.txt
   {
     echo "# $PY benchmarks/$script $args"
     echo "# commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- elmo_experiments benchmarks || echo -dirty), $(date -u +%F)"
+    echo "# CPU: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores"
     # shellcheck disable=SC2086
     $PY "benchmarks/$script" $args 2>&1 | grep -v "^INFO\|^epoch\|^training\|^corpus\|^test: \|^archive: \|^!!"
   } > "$out.tmp"
