@@ -7,7 +7,8 @@
 
 The architectures are the ``model`` sections of ``experiments/bilm/<size>.jsonnet``. Each step
 is a full training step as the config trains (forward, sampled softmax, backward, gradient
-clipping to the config's norm, its optimizer's update: Adagrad for ours) on random sentences.
+clipping to the config's norm, its optimizer's update) on random sentences; the precisions
+take turns step by step, and each reports its fastest of `--steps`.
 Printed per size and precision: seconds a step, training tokens/s, the model FLOPs per token
 (as the architecture defines them: all 50 character positions, both directions, the sampled
 softmax, backward = 2 x forward), the GFLOP/s those FLOPs make, and the fraction of the same
@@ -18,8 +19,10 @@ its loss scale). Figures only.
 from __future__ import annotations
 
 import argparse
+import copy
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,13 +68,14 @@ def batch(size: int, tokens: int, vocab: int, rng: random.Random) -> dict[str, t
             "mask": torch.ones(size, tokens, dtype=torch.bool)}
 
 
-def step_seconds(model: torch.nn.Module, optimizer_spec: Any, grad_norm: float | None,
-                 data: dict[str, torch.Tensor], precision: str, steps: int,
-                 device: torch.device) -> float:
+def trainer_step(model: torch.nn.Module, optimizer_spec: Any, grad_norm: float | None,
+                 data: dict[str, torch.Tensor], precision: str,
+                 device: torch.device) -> Callable[[], float]:
+    """One timed training step of ``model`` in ``precision`` per call, as the trainer runs it."""
     optimizer = optimizer_spec.build(parameters=list(model.parameters()))
     scaler = grad_scaler(precision, device.type)  # fp16: the trainer's dynamic loss scale
-    times = []
-    for _ in range(steps + 1):  # the first step warms up
+
+    def step() -> float:
         synchronize(device)
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
@@ -84,8 +88,22 @@ def step_seconds(model: torch.nn.Module, optimizer_spec: Any, grad_norm: float |
         scaler.step(optimizer)
         scaler.update()
         synchronize(device)
-        times.append(time.perf_counter() - start)
-    return min(times[1:])
+        return time.perf_counter() - start
+
+    return step
+
+
+def step_seconds(steps: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
+    """The fastest of ``rounds`` steps per precision, after one warm-up step each. The
+    precisions take turns, step by step, so that a slower spell of a shared machine slows
+    them alike rather than one of them."""
+    times: dict[str, list[float]] = {precision: [] for precision in steps}
+    for round_ in range(rounds + 1):
+        for precision, step in steps.items():
+            seconds = step()
+            if round_:
+                times[precision].append(seconds)
+    return {precision: min(values) for precision, values in times.items()}
 
 
 def main() -> None:
@@ -124,9 +142,11 @@ def main() -> None:
               f"{model.softmax.weight.shape[1]}, {model.softmax.num_samples} samples, batch "
               f"{args.batch} x {args.tokens}: {flops / tokens / 1e6:.1f} MFLOP per token")
         speeds = {}
-        for precision in args.precisions:
-            seconds = step_seconds(model, optimizer_spec, grad_norm, data, precision,
-                                   args.steps, device)
+        copies = {p: model if i == 0 else copy.deepcopy(model)  # each trains on its own
+                  for i, p in enumerate(args.precisions)}
+        best = step_seconds({p: trainer_step(copies[p], optimizer_spec, grad_norm, data, p,
+                                             device) for p in args.precisions}, args.steps)
+        for precision, seconds in best.items():
             speeds[precision] = tokens / seconds
             achieved = flops / seconds / 1e9
             print(f"  {precision}: {seconds:.3f} s a step, {tokens / seconds:8,.0f} training "

@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 declare -A RUNS=(  # name -> script and arguments
-  [bench_pretrain]="bench_pretrain.py --sizes gutenberg small --steps 3"
-  [bench_pretrain_untuned]="bench_pretrain.py --sizes gutenberg --steps 3 --no-cpu-tuning"
+  [bench_pretrain]="bench_pretrain.py --sizes gutenberg small --steps 5"
+  [bench_pretrain_untuned]="bench_pretrain.py --sizes gutenberg --steps 5 --no-cpu-tuning"
   [bench_bilm]="bench_bilm.py --size original --skip-ner --repeats 3"
   [bench_precision]="bench_precision.py --ner-epochs 0"
   [bench_precision_ner]="bench_precision.py --weights gutenberg --epochs 1 --ner-epochs 10 --threads 1"

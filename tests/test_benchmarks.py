@@ -17,3 +17,13 @@ def test_bench_ner_runs_an_epoch_on_the_sample() -> None:
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "epoch 1: train" in result.stdout
+
+
+def test_bench_pretrain_times_both_precisions_on_a_tiny_architecture() -> None:
+    result = subprocess.run([sys.executable, "benchmarks/bench_pretrain.py", "--sizes", "tiny",
+                             "--steps", "1", "--batch", "4", "--tokens", "5", "--vocab", "200",
+                             "--threads", "1"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    for line in ("fp32 matmul peak", "tiny: ", "  fp32: ", "  bf16: ", "bf16 / fp32 tokens/s"):
+        assert line in result.stdout
