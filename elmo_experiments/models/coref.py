@@ -55,6 +55,10 @@ class CoreferenceResolver(torch.nn.Module):
         encoded = self.context_encoder.output_dim + self.embedder.extra_dim()  # [h; ELMo]
         self.lexical_dropout = torch.nn.Dropout(lexical_dropout)
         self.head_scorer = torch.nn.Linear(encoded, 1)
+        # its bias cancels in the softmax over each span's tokens, so it cannot learn (its
+        # gradient is zero up to rounding): frozen at its initial value, not removed, which would
+        # shift the initial draws of every later parameter
+        self.head_scorer.bias.requires_grad_(False)
         self.width_embedding = torch.nn.Embedding(max_span_width, feature_size)
         span_dim = 2 * encoded + embedded + feature_size
         self.mention_scorer = torch.nn.Sequential(
