@@ -83,6 +83,14 @@ def subsample(instances: list[dict[str, Any]], fraction: float, seed: int
     return [instances[i] for i in chosen]
 
 
+def _count(fields: dict[str, Any], instances: list[dict[str, Any]],
+           counts: dict[str, Counter[str]]) -> None:
+    for instance in instances:
+        for name, field in fields.items():
+            if instance.get(name) is not None:
+                field.count(instance[name], counts)
+
+
 def build_vocabulary(reader: Any, instances: list[dict[str, Any]], settings: dict[str, Any],
                      evaluation: tuple[tuple[Any, list[dict[str, Any]]], ...] = ()
                      ) -> Vocabulary:
@@ -90,17 +98,11 @@ def build_vocabulary(reader: Any, instances: list[dict[str, Any]], settings: dic
     with ``labels_from_evaluation_data``, the target fields also count over the ``(reader,
     instances)`` pairs of ``evaluation`` (the validation and test data)."""
     counts: dict[str, Counter[str]] = {}
-    for instance in instances:
-        for name, field in reader.fields.items():
-            if instance.get(name) is not None:
-                field.count(instance[name], counts)
+    _count(reader.fields, instances, counts)
     if settings.get("labels_from_evaluation_data"):
         for evaluation_reader, data in evaluation:
-            targets = target_fields(evaluation_reader.fields)
-            for instance in data:
-                for name in targets:
-                    if instance.get(name) is not None:
-                        evaluation_reader.fields[name].count(instance[name], counts)
+            fields = evaluation_reader.fields
+            _count({name: fields[name] for name in target_fields(fields)}, data, counts)
     return Vocabulary.from_counts(counts, settings["min_count"], settings["max_vocab_size"])
 
 
