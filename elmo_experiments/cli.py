@@ -399,7 +399,7 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     root = Path(sweep_dir or Path("runs") / "sweeps" / whole.name)
     grid = whole.only(list(only), list(seeds), list(fractions))
     if print_commands:
-        for cell in grid.cells:
+        for cell in grid.own().cells:
             if not finished(cell_dir(root, cell)):
                 click.echo(cell.command(cell_dir(root, cell)))
         return
@@ -407,11 +407,15 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     for pair in slurm_settings:
         key, _, value = pair.partition("=")
         slurm[key] = int(value) if value.isdigit() else value
-    ran = dict(zip([c.name for c in grid.cells],
-                   run_sweep(grid, root, cluster, workers, slurm, threads), strict=True))
-    # the summary covers every cell of the spec: those left out this time keep their results
-    statuses = [ran.get(c.name) or {"cell": c.name, "status": "skipped" if finished(
-        cell_dir(root, c)) else "not run"} for c in whole.cells]
+    own = grid.own()
+    ran = dict(zip([c.name for c in own.cells],
+                   run_sweep(own, root, cluster, workers, slurm, threads) if own.cells else [],
+                   strict=True))
+    # the summary covers every cell of the spec: those left out this time keep their results,
+    # and those another sweep runs point there
+    statuses = [ran.get(c.name) or {"cell": c.name, "status": "shared" if c.same_as else
+                                    "skipped" if finished(cell_dir(root, c)) else "not run"}
+                for c in whole.cells]
     summary = summarize(whole, root, statuses, " ".join(["elmo-exp", "sweep", *sys.argv[2:]]))
     click.echo(render(summary), nl=False)
     click.echo(f"summary: {root / 'summary.json'}", err=True)

@@ -50,7 +50,7 @@ def load_results(folder: str | Path) -> dict[str, dict[str, Any]]:
             found[f"probe:wsd:{path.stem}"] = data
         elif isinstance(data, dict) and "tagset" in data and "layers" in data:
             found[f"probe:pos:{path.stem}"] = data
-    return found
+    return resolve_shared(found)
 
 
 def _probe_row(probe: str, representation: str, figures: dict[int, float], layers: int,
@@ -111,6 +111,28 @@ def expected(task: str) -> dict[str, Any]:
     return read_json(path) if path.is_file() else {}
 
 
+def resolve_shared(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every summary with its ``same_as`` groups replaced by the groups they name in the other
+    sweep (marked ``shown_from``); one whose sweep is not committed is left out."""
+    resolved = {}
+    for name, summary in results.items():
+        if "groups" not in summary:
+            resolved[name] = summary
+            continue
+        groups = []
+        for group in summary["groups"]:
+            if "same_as" not in group:
+                groups.append(group)
+                continue
+            sweep, _, variant = group["same_as"].rpartition("/")
+            twin = _group(results.get(sweep), variant, group["fraction"])
+            if twin is not None:
+                groups.append({**twin, "variant": group["variant"],
+                               "shown_from": group["same_as"]})
+        resolved[name] = {**summary, "groups": groups}
+    return resolved
+
+
 def _group(summary: dict[str, Any] | None, variant: str, fraction: float = 1.0
            ) -> dict[str, Any] | None:
     for group in (summary or {}).get("groups", []):
@@ -165,8 +187,10 @@ def ablation(results: dict[str, dict[str, Any]], table: str) -> list[str]:
         paper = info.get("paper", {}).get(table, {})
         summary = results.get(f"{task}_{kind}")
         key = info.get("dev_metric_key", "")
-        cells = [f"{_ours(_group(summary, v), key)} (paper {_paper(paper.get(v))})"
-                 if paper else _ours(_group(summary, v), key) for v in variants]
+        groups = [_group(summary, v) for v in variants]
+        ours = [_ours(g, key) + (" *" if g and g.get("shown_from") else "") for g in groups]
+        cells = [f"{o} (paper {_paper(paper.get(v))})" if paper else o
+                 for o, v in zip(ours, variants, strict=True)]
         lines.append(f"| {info.get('title', task)} | {' | '.join(cells)} | "
                      f"{_provenance([summary])} |")
     return lines
@@ -182,6 +206,7 @@ def render_tables(folder: str | Path) -> str:
              "", "**Table 2** (development sets): how the biLM layers are combined.", "",
              *ablation(results, "table2"), "",
              "**Table 3** (development sets): where ELMo goes.", "", *ablation(results, "table3"),
+             "", "\\* the same runs as Table 1's (the same config and seeds; dev metric).",
              "", "**Tables 5 and 6**: what each layer of a frozen biLM (or transformer) "
              "captures (linear POS probe, nearest-sense WSD).", "", *probes(results)]
     return "\n".join(parts) + "\n"
@@ -200,7 +225,9 @@ def task_table(results: dict[str, dict[str, Any]], task: str) -> str:
     for kind in SWEEP_KINDS:
         for group in (results.get(f"{task}_{kind}") or {}).get("groups", []):
             figures = " | ".join(_ours(group, key) for key in keys)
-            rows.append(f"| {task}_{kind} | {group['variant']} | {group['fraction']:g} | "
+            variant = group["variant"] + (f" (= {group['shown_from']})"
+                                          if group.get("shown_from") else "")
+            rows.append(f"| {task}_{kind} | {variant} | {group['fraction']:g} | "
                         f"{figures} | {_provenance([{'groups': [group]}])} |")
     if not rows:
         return (f"No measured runs of this task are committed yet (`results/{task}_*.json`, "

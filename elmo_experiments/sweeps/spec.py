@@ -16,6 +16,13 @@
 
 A cell is one run directory, ``SWEEP_DIR/<variant>-frac<f>-seed<s>``, trained with
 ``random_seed`` set to its seed and ``train_data_fraction`` to its fraction.
+
+A variant may share another sweep's runs: ``input: { same_as: 'ner_main.jsonnet:elmo' }`` (that
+spec, relative to this one, and its variant). Each of its cells that the other sweep also has
+(same seed and fraction) must be the very same run there (config, overrides and ext vars), which
+loading checks; those are not run here, and the summary points to that sweep's results instead
+(Table 3's "input only" is Table 1's ELMo row; Figure 1's 100% points are Table 1's runs).
+Cells the other sweep lacks (Figure 1's 1% and 10%) run here.
 """
 
 from __future__ import annotations
@@ -35,6 +42,8 @@ VARIANT_PARAMS = (
     Param("config", str, None, doc="this variant's config instead of the spec's"),
     Param("overrides", list, [], doc="-o overrides after the spec's"),
     Param("ext_vars", dict, {}),
+    Param("same_as", str, None, doc="SPEC:VARIANT, another sweep's identical variant: shown "
+          "from its results, not run here"),
 )
 SPEC_PARAMS = (
     Param("name", str),
@@ -59,6 +68,7 @@ class Cell:
     config: str
     overrides: tuple[str, ...]
     ext_vars: tuple[tuple[str, str], ...] = field(default=())
+    same_as: str | None = None  # "<sweep>/<variant>": that sweep runs this cell
 
     @property
     def name(self) -> str:
@@ -80,6 +90,10 @@ class Sweep:
     cells: list[Cell]
     metrics: list[str]
     workers: int
+
+    def own(self) -> Sweep:
+        """The grid without the cells that another sweep runs (``same_as``)."""
+        return replace(self, cells=[cell for cell in self.cells if cell.same_as is None])
 
     def only(self, variants: list[str], seeds: list[int] | None = None,
              fractions: list[float] | None = None) -> Sweep:
@@ -103,8 +117,9 @@ def _shown(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def load_sweep(path: str | Path) -> Sweep:
-    """The spec's cells, in a stable order (variant, fraction, seed); every problem at once."""
+def load_sweep(path: str | Path, shared: bool = True) -> Sweep:
+    """The spec's cells, in a stable order (variant, fraction, seed); every problem at once.
+    ``shared``: check ``same_as`` variants against their sweep (off inside that check)."""
     path = Path(path)
     raw = evaluate_jsonnet(path)
     validator = Validator()
@@ -133,7 +148,44 @@ def load_sweep(path: str | Path) -> Sweep:
                 cells.append(Cell(variant, seed, float(fraction), str(config),
                                   tuple(str(o) for o in overrides),
                                   tuple(sorted((str(k), str(v)) for k, v in ext_vars.items()))))
+    if shared:
+        cells = _shared_cells(path, variants, cells)
     return Sweep(values["name"], cells, list(values["metrics"]), values["workers"])
+
+
+def _shared_cells(path: Path, variants: dict[str, dict[str, Any]], cells: list[Cell]
+                  ) -> list[Cell]:
+    """Mark the cells of ``same_as`` variants, after checking that the other sweep has the
+    very same runs; every mismatch is reported."""
+    problems = []
+    for variant, settings in variants.items():
+        if not settings["same_as"]:
+            continue
+        where = f"variants.{variant}.same_as"
+        spec, _, other = settings["same_as"].rpartition(":")
+        if not spec or not other:
+            problems.append(f"{where}: expected SPEC:VARIANT, got {settings['same_as']!r}")
+            continue
+        theirs = load_sweep(path.parent / spec, shared=False)
+        found = {(c.seed, c.fraction): c for c in theirs.cells if c.variant == other}
+        if not found:
+            problems.append(f"{where}: {spec} has no variant {other!r}")
+            continue
+        for i, cell in enumerate(cells):
+            if cell.variant != variant:
+                continue
+            twin = found.get((cell.seed, cell.fraction))
+            if twin is None:
+                continue  # a cell the other sweep lacks: run here
+            if (twin.config, twin.overrides, twin.ext_vars) != (
+                    cell.config, cell.overrides, cell.ext_vars):
+                problems.append(f"{where}: {cell.name} is not the same run as {spec}'s "
+                                f"{twin.name} (config, overrides or ext vars differ)")
+            else:
+                cells[i] = replace(cell, same_as=f"{theirs.name}/{other}")
+    if problems:
+        raise ConfigError(problems, source=str(path))
+    return cells
 
 
 def cell_settings(cell: Cell) -> dict[str, Any]:
@@ -142,6 +194,7 @@ def cell_settings(cell: Cell) -> dict[str, Any]:
     config = Path(cell.config)
     with contextlib.suppress(ValueError):
         config = config.relative_to(Path.cwd())
-    return {"variant": cell.variant, "seed": cell.seed, "fraction": cell.fraction,
-            "config": str(config), "overrides": list(cell.overrides),
-            "ext_vars": dict(cell.ext_vars)}
+    settings = {"variant": cell.variant, "seed": cell.seed, "fraction": cell.fraction,
+                "config": str(config), "overrides": list(cell.overrides),
+                "ext_vars": dict(cell.ext_vars)}
+    return {**settings, "same_as": cell.same_as} if cell.same_as else settings

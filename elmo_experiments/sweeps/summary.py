@@ -71,12 +71,19 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
                      "embedded_sample": any((m.get("data") or {}).get("embedded_sample")
                                             for _, m, _ in runs),
                      "commits": sorted({m.get("code", "") for _, m, _ in runs})})
+    shared: dict[tuple[str, float], dict[str, Any]] = {}
+    for cell in sweep.cells:  # another sweep's runs: the tables look them up there
+        if cell.same_as:
+            group = shared.setdefault((cell.variant, cell.fraction), {
+                "variant": cell.variant, "fraction": cell.fraction, "same_as": cell.same_as,
+                "seeds": []})
+            group["seeds"].append(cell.seed)
     summary = {
         "sweep": sweep.name, "command": command, "code": code_version(),
         "cells": [{**cell_settings(c), "name": c.name, "status": s["status"],
                    **{k: s[k] for k in ("error", "attempts") if k in s}}
                   for c, s in zip(sweep.cells, statuses, strict=True)],
-        "groups": rows,
+        "groups": rows + list(shared.values()),
     }
     write_json(root / SUMMARY_FILE, summary)
     return summary
@@ -95,6 +102,10 @@ def render(summary: dict[str, Any]) -> str:
     lines = [f"| variant | fraction | {' | '.join(names)} |",
              "|---|---|" + "---|" * len(names)]
     for row in summary["groups"]:
+        if "same_as" in row:
+            lines.append(f"| {row['variant']} | {row['fraction']:g} | "
+                         f"{' | '.join(['see ' + row['same_as']] * max(1, len(names)))} |")
+            continue
         cells = []
         for name in names:
             figure = row["metrics"].get(name)

@@ -132,3 +132,16 @@ def test_every_task_readme_shows_what_make_tables_writes() -> None:
         block = page.read_text().split("<!-- tables:begin -->\n")[1].split(
             "<!-- tables:end -->")[0]
         assert block == task_table(results, task), f"{page}: regenerate it: make tables"
+
+
+def test_a_shared_cell_shows_the_other_sweeps_runs(tmp_path: Path) -> None:
+    (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", [
+        _group("baseline", {"best_validation_conlleval_f1": _figure(88.0, 0.5, 3)})])))
+    shared = {"variant": "baseline", "fraction": 1.0, "seeds": [1, 2, 3],
+              "same_as": "ner_main/baseline"}
+    (tmp_path / "ner_layers.json").write_text(json.dumps(_summary("ner_layers", [
+        shared, _group("last", {"best_validation_conlleval_f1": _figure(89.0, 0.25, 3)})])))
+    text = render_tables(tmp_path)
+    assert "| NER | 88.00 ± 0.50 (3) * | 89.00 ± 0.25 (3) | — | — | 01234567 |" in text
+    (tmp_path / "ner_main.json").unlink()  # the other sweep not committed: not shown
+    assert "| NER | — | 89.00 ± 0.25 (3) | — | — | 01234567 |" in render_tables(tmp_path)

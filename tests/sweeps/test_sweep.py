@@ -197,3 +197,41 @@ def test_a_cell_stopped_by_a_signal_is_interrupted_not_retried(tmp_path: Path, m
     statuses = execute.run_cells([(c, tmp_path / c.name) for c in cells], threads=None)
     assert [s["status"] for s in statuses] == ["interrupted"]  # the second cell never started
     assert len(calls) == 1 and not (tmp_path / cells[0].name / "FAILED.json").exists()
+
+
+def test_a_variant_shares_the_identical_runs_of_another_sweep(tmp_path: Path) -> None:
+    from elmo_experiments.errors import ConfigError
+    from elmo_experiments.sweeps.summary import summarize
+
+    main = _spec(tmp_path, {"a": {}, "b": {"overrides": ["model.dropout=0.3"]}}, [1, 2])
+    main.rename(tmp_path / "main.jsonnet")
+    spec = _spec(tmp_path, {"a": {"same_as": "main.jsonnet:a"},
+                            "c": {"overrides": ["model.dropout=0.1"]}}, [1, 2, 3])
+    grid = load_sweep(spec)
+    assert [(c.name, c.same_as) for c in grid.cells] == [
+        ("a-frac1-seed1", "grid/a"), ("a-frac1-seed2", "grid/a"),
+        ("a-frac1-seed3", None),  # seed 3 is not there: run here
+        ("c-frac1-seed1", None), ("c-frac1-seed2", None), ("c-frac1-seed3", None)]
+    assert [c.name for c in grid.own().cells] == ["a-frac1-seed3", "c-frac1-seed1",
+                                                  "c-frac1-seed2", "c-frac1-seed3"]
+    statuses = [{"cell": c.name, "status": "shared" if c.same_as else "not run"}
+                for c in grid.cells]
+    summary = summarize(grid, tmp_path / "s", statuses, "elmo-exp sweep grid.jsonnet")
+    assert summary["groups"] == [{"variant": "a", "fraction": 1.0, "same_as": "grid/a",
+                                  "seeds": [1, 2]}]
+    assert summary["cells"][0]["same_as"] == "grid/a"
+    printed = subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
+                              "-s", str(tmp_path / "s"), "--print-commands"],
+                             capture_output=True, text=True, timeout=120)
+    assert printed.stdout.count("elmo-exp train") == 4  # the shared cells are run there
+
+    bad = _spec(tmp_path, {"a": {"same_as": "main.jsonnet:b"},
+                           "x": {"same_as": "main.jsonnet:nothing"},
+                           "y": {"same_as": "no-colon"}}, [1])
+    with pytest.raises(ConfigError) as caught:
+        load_sweep(bad)
+    assert caught.value.problems == [
+        "variants.a.same_as: a-frac1-seed1 is not the same run as main.jsonnet's "
+        "b-frac1-seed1 (config, overrides or ext vars differ)",
+        "variants.x.same_as: main.jsonnet has no variant 'nothing'",
+        "variants.y.same_as: expected SPEC:VARIANT, got 'no-colon'"]
