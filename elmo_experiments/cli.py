@@ -386,18 +386,32 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
               help="only the cells of this training-data share; repeatable")
 @click.option("--threads", type=click.IntRange(min=1),
               help="torch threads per worker (default: the CPUs shared out between workers)")
+@click.option("--previous", type=click.Path(exists=True, dir_okay=False), metavar="SUMMARY",
+              help="an earlier summary of this sweep (a committed results file): its finished "
+              "cells count as done here and enter the new summary")
 def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
           slurm_settings: tuple[str, ...], print_commands: bool, only: tuple[str, ...],
-          seeds: tuple[int, ...], fractions: tuple[float, ...], threads: int | None) -> None:
+          seeds: tuple[int, ...], fractions: tuple[float, ...], threads: int | None,
+          previous: str | None) -> None:
     """Run the grid SPEC (jsonnet: config, variants, seeds, fractions): one run directory per
     cell; finished cells are skipped, interrupted ones recovered; ends with a summary."""
+    from dataclasses import replace
+
+    from elmo_experiments.data.files import read_json
     from elmo_experiments.sweeps.execute import cell_dir, finished, run_sweep
     from elmo_experiments.sweeps.spec import load_sweep
-    from elmo_experiments.sweeps.summary import render, summarize
+    from elmo_experiments.sweeps.summary import check_previous, previous_runs, render, summarize
 
     whole = load_sweep(spec)
     root = Path(sweep_dir or Path("runs") / "sweeps" / whole.name)
+    earlier: dict[str, dict] = {}
+    if previous:
+        summary = read_json(previous)
+        check_previous(summary, whole, previous)
+        earlier = previous_runs(summary)
     grid = whole.only(list(only), list(seeds), list(fractions))
+    grid = replace(grid, cells=[c for c in grid.cells if c.name not in earlier
+                                or finished(cell_dir(root, c))])
     if print_commands:
         for cell in grid.own().cells:
             if not finished(cell_dir(root, cell)):
@@ -414,9 +428,11 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     # the summary covers every cell of the spec: those left out this time keep their results,
     # and those another sweep runs point there
     statuses = [ran.get(c.name) or {"cell": c.name, "status": "shared" if c.same_as else
-                                    "skipped" if finished(cell_dir(root, c)) else "not run"}
+                                    "skipped" if finished(cell_dir(root, c)) else
+                                    "previous" if c.name in earlier else "not run"}
                 for c in whole.cells]
-    summary = summarize(whole, root, statuses, " ".join(["elmo-exp", "sweep", *sys.argv[2:]]))
+    summary = summarize(whole, root, statuses, " ".join(["elmo-exp", "sweep", *sys.argv[2:]]),
+                        earlier)
     click.echo(render(summary), nl=False)
     click.echo(f"summary: {root / 'summary.json'}", err=True)
     if any(c["status"] in ("failed", "interrupted") for c in summary["cells"]):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.data.files import read_json
+from elmo_experiments.errors import ConfigError
 from elmo_experiments.sweeps.execute import cell_dir, finished
 from elmo_experiments.sweeps.spec import Sweep, cell_settings
 from elmo_experiments.training.run_dir import write_json
@@ -41,36 +42,94 @@ def mean_mixes(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
-              command: str) -> dict[str, Any]:
-    """Write and return ``ROOT/summary.json``."""
+def run_entry(metrics: dict[str, Any], record: dict[str, Any], names: list[str]
+              ) -> dict[str, Any]:
+    """What a summary keeps of one finished run (enough to summarise it again without its
+    run directory): the summarised metrics, learned mixes, code, biLM and vectors digests."""
+    return {"metrics": {n: metrics[n] for n in names if isinstance(metrics.get(n), int | float)
+                        and not isinstance(metrics[n], bool)},
+            "elmo_mixes": metrics.get("elmo_mixes") or {}, "code": metrics.get("code", ""),
+            "bilm_sha1": sorted({b["sha1"] for b in record.get("bilm", [])}),
+            "vectors_sha1": sorted({v["sha1"] for v in record.get("vectors", [])}),
+            "embedded_sample": bool((metrics.get("data") or {}).get("embedded_sample"))}
+
+
+def previous_runs(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Cell name -> run entry of an earlier summary's finished cells: its cells' own entries,
+    or, in a summary written before they were kept, rebuilt seed by seed from its groups (a
+    metric whose values do not cover every seed is left out)."""
+    found = {c["name"]: c["run"] for c in summary.get("cells", []) if "run" in c}
+    for group in summary.get("groups", []):
+        if "same_as" in group:
+            continue
+        seeds = group["seeds"]
+        for i, seed in enumerate(seeds):
+            name = f"{group['variant']}-frac{group['fraction']:g}-seed{seed}"
+            found.setdefault(name, {
+                "metrics": {k: f["values"][i] for k, f in group["metrics"].items()
+                            if len(f.get("values", [])) == len(seeds)},
+                "elmo_mixes": {k: [{"weights": m["weights"], "gamma": m["gamma"]} for m in v]
+                               for k, v in group.get("elmo_mixes", {}).items()},
+                "code": ",".join(group.get("commits", [])),
+                "bilm_sha1": group.get("bilm_sha1", []),
+                "vectors_sha1": group.get("vectors_sha1", []),
+                "embedded_sample": bool(group.get("embedded_sample"))})
+    return found
+
+
+def check_previous(summary: dict[str, Any], sweep: Sweep, source: str) -> None:
+    """A ``ConfigError`` naming every cell that the earlier summary ran with other overrides,
+    ext vars or config file than this spec gives it, or that belongs to another sweep."""
+    problems = [] if summary.get("sweep") == sweep.name else [
+        f"it is the summary of sweep {summary.get('sweep')!r}, not {sweep.name!r}"]
+    mine = {c.name: c for c in sweep.cells}
+    for cell in summary.get("cells", []):
+        ours = mine.get(cell["name"])
+        if ours is None or cell.get("status") in ("not run", "shared"):
+            continue
+        if (list(ours.overrides), dict(ours.ext_vars), Path(ours.config).name) != (
+                cell["overrides"], cell["ext_vars"], Path(cell["config"]).name):
+            problems.append(f"cell {cell['name']}: ran with other settings than the spec's")
+    if problems:
+        raise ConfigError(problems, source=source)
+
+
+def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]], command: str,
+              previous: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Write and return ``ROOT/summary.json``. ``previous``: run entries (``previous_runs``)
+    of cells finished elsewhere whose run directories are not here."""
     from elmo_experiments.version import code_version
 
-    groups: dict[tuple[str, float], list[tuple[int, dict[str, Any], dict[str, Any]]]] = {}
+    entries: dict[str, dict[str, Any]] = {}
+    groups: dict[tuple[str, float], list[tuple[int, dict[str, Any]]]] = {}
     for cell in sweep.cells:
         run_dir = cell_dir(root, cell)
         if finished(run_dir):
             record = read_json(run_dir / "run.json") if (run_dir / "run.json").is_file() else {}
+            metrics = read_json(run_dir / "metrics.json")
+            entries[cell.name] = run_entry(metrics, record,
+                                           sweep.metrics or _default_metrics(metrics))
+        elif cell.name in (previous or {}) and not cell.same_as:
+            entries[cell.name] = (previous or {})[cell.name]
+        if cell.name in entries:
             groups.setdefault((cell.variant, cell.fraction), []).append(
-                (cell.seed, read_json(run_dir / "metrics.json"), record))
+                (cell.seed, entries[cell.name]))
     rows = []
     for (variant, fraction), runs in groups.items():
-        names = sweep.metrics or _default_metrics(runs[0][1])
+        names = list(dict.fromkeys(n for _, e in runs for n in e["metrics"]))
         figures = {}
         for name in names:
-            values = [float(m[name]) for _, m, _ in runs
-                      if isinstance(m.get(name), int | float) and math.isfinite(m[name])]
+            values = [float(e["metrics"][name]) for _, e in runs
+                      if name in e["metrics"] and math.isfinite(e["metrics"][name])]
             if values:
                 figures[name] = stats(values)
-        bilms = sorted({b["sha1"] for _, _, r in runs for b in r.get("bilm", [])})
-        vectors = sorted({v["sha1"] for _, _, r in runs for v in r.get("vectors", [])})
         rows.append({"variant": variant, "fraction": fraction,
-                     "seeds": sorted(s for s, _, _ in runs), "metrics": figures,
-                     "bilm_sha1": bilms, "vectors_sha1": vectors,
-                     "elmo_mixes": mean_mixes([m for _, m, _ in runs]),
-                     "embedded_sample": any((m.get("data") or {}).get("embedded_sample")
-                                            for _, m, _ in runs),
-                     "commits": sorted({m.get("code", "") for _, m, _ in runs})})
+                     "seeds": sorted(s for s, _ in runs), "metrics": figures,
+                     "bilm_sha1": sorted({d for _, e in runs for d in e["bilm_sha1"]}),
+                     "vectors_sha1": sorted({d for _, e in runs for d in e["vectors_sha1"]}),
+                     "elmo_mixes": mean_mixes([e for _, e in runs]),
+                     "embedded_sample": any(e["embedded_sample"] for _, e in runs),
+                     "commits": sorted({e["code"] for _, e in runs})})
     shared: dict[tuple[str, float], dict[str, Any]] = {}
     for cell in sweep.cells:  # another sweep's runs: the tables look them up there
         if cell.same_as:
@@ -81,7 +140,8 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]],
     summary = {
         "sweep": sweep.name, "command": command, "code": code_version(),
         "cells": [{**cell_settings(c), "name": c.name, "status": s["status"],
-                   **{k: s[k] for k in ("error", "attempts") if k in s}}
+                   **{k: s[k] for k in ("error", "attempts") if k in s},
+                   **({"run": entries[c.name]} if c.name in entries else {})}
                   for c, s in zip(sweep.cells, statuses, strict=True)],
         "groups": rows + list(shared.values()),
     }

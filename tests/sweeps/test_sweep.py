@@ -235,3 +235,46 @@ def test_a_variant_shares_the_identical_runs_of_another_sweep(tmp_path: Path) ->
         "b-frac1-seed1 (config, overrides or ext vars differ)",
         "variants.x.same_as: main.jsonnet has no variant 'nothing'",
         "variants.y.same_as: expected SPEC:VARIANT, got 'no-colon'"]
+
+
+def test_an_earlier_summary_counts_its_finished_cells(tmp_path: Path) -> None:
+    from elmo_experiments.errors import ConfigError
+    from elmo_experiments.sweeps.spec import cell_settings
+    from elmo_experiments.sweeps.summary import check_previous, previous_runs, summarize
+
+    spec = _spec(tmp_path, {"a": {}}, [1, 2])
+    grid = load_sweep(spec)
+    mix = {"embedder.elmo": [{"weights": [0.2, 0.3, 0.5], "gamma": 0.7, "n": 1}]}
+    old = {"sweep": "grid", "cells": [{**cell_settings(c), "name": c.name,
+                                       "status": "trained" if c.seed == 1 else "not run"}
+                                      for c in grid.cells],
+           "groups": [{"variant": "a", "fraction": 1.0, "seeds": [1], "elmo_mixes": mix,
+                       "metrics": {"test_f1": stats([80.0])}, "bilm_sha1": ["b1"],
+                       "vectors_sha1": ["v1"], "commits": ["c1"], "embedded_sample": False}]}
+    check_previous(old, grid, "old.json")
+    earlier = previous_runs(old)  # a summary without per-cell entries: rebuilt from its groups
+    assert list(earlier) == ["a-frac1-seed1"]
+    assert earlier["a-frac1-seed1"]["metrics"] == {"test_f1": 80.0}
+    statuses = [{"cell": c.name, "status": "previous" if c.seed == 1 else "not run"}
+                for c in grid.cells]
+    summary = summarize(grid, tmp_path / "s", statuses, "elmo-exp sweep", earlier)
+    (group,) = summary["groups"]
+    assert group["seeds"] == [1] and group["metrics"]["test_f1"]["mean"] == 80.0
+    assert group["commits"] == ["c1"] and group["bilm_sha1"] == ["b1"]
+    assert group["elmo_mixes"]["embedder.elmo"][0]["weights"] == [0.2, 0.3, 0.5]
+    assert previous_runs(summary) == earlier  # the new summary keeps each cell's entry
+
+    printed = subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
+                              "-s", str(tmp_path / "s2"), "--print-commands", "--previous",
+                              str(tmp_path / "s" / "summary.json")],
+                             capture_output=True, text=True, timeout=120)
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.count("elmo-exp train") == 1 and "random_seed=2" in printed.stdout
+
+    old["cells"][0]["overrides"] = ["random_seed=1", "model.dropout=0.9"]
+    old["sweep"] = "other"
+    with pytest.raises(ConfigError) as caught:
+        check_previous(old, grid, "old.json")
+    assert caught.value.problems == [
+        "it is the summary of sweep 'other', not 'grid'",
+        "cell a-frac1-seed1: ran with other settings than the spec's"]
