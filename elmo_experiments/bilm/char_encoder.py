@@ -6,6 +6,7 @@ import torch
 
 from elmo_experiments.bilm.characters import MAX_CHARACTERS, PAD_CHAR
 from elmo_experiments.bilm.options import BilmOptions
+from elmo_experiments.precision import autocast_dtype
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh}
 _CHUNK_TOKENS = 64
@@ -72,6 +73,9 @@ class CharacterEncoder(torch.nn.Module):
         come from ``unfold`` in (e, width) order, the flattened layout of a (n, e, width) weight.
         """
         tokens, _, dim = chars.shape
+        low = autocast_dtype(chars.device.type)
+        if low is not None:  # the windows' copy in the products' precision, made once
+            chars, pad = chars.to(low), pad.to(low)
         pooled = []
         for weight, bias in zip(self.conv_weights, self.conv_biases, strict=True):
             count, _, width = weight.shape
