@@ -158,7 +158,7 @@ def mean_std(figure: dict[str, Any]) -> str:
 
 def render(summary: dict[str, Any]) -> str:
     """A markdown table: one row per group, one column per metric (mean ± std (n))."""
-    names = sorted({n for row in summary["groups"] for n in row["metrics"]})
+    names = sorted({n for row in summary["groups"] for n in row.get("metrics", {})})
     lines = [f"| variant | fraction | {' | '.join(names)} |",
              "|---|---|" + "---|" * len(names)]
     for row in summary["groups"]:

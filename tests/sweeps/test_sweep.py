@@ -201,7 +201,7 @@ def test_a_cell_stopped_by_a_signal_is_interrupted_not_retried(tmp_path: Path, m
 
 def test_a_variant_shares_the_identical_runs_of_another_sweep(tmp_path: Path) -> None:
     from elmo_experiments.errors import ConfigError
-    from elmo_experiments.sweeps.summary import summarize
+    from elmo_experiments.sweeps.summary import render, summarize
 
     main = _spec(tmp_path, {"a": {}, "b": {"overrides": ["model.dropout=0.3"]}}, [1, 2])
     main.rename(tmp_path / "main.jsonnet")
@@ -220,6 +220,7 @@ def test_a_variant_shares_the_identical_runs_of_another_sweep(tmp_path: Path) ->
     assert summary["groups"] == [{"variant": "a", "fraction": 1.0, "same_as": "grid/a",
                                   "seeds": [1, 2]}]
     assert summary["cells"][0]["same_as"] == "grid/a"
+    assert "| a | 1 | see grid/a |" in render(summary)
     printed = subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
                               "-s", str(tmp_path / "s"), "--print-commands"],
                              capture_output=True, text=True, timeout=120)
