@@ -58,6 +58,11 @@ SPEC_PARAMS = (
 )
 
 
+def cell_name(variant: str, fraction: float, seed: int) -> str:
+    """A cell's run directory name (and its name in a summary)."""
+    return f"{variant}-frac{fraction:g}-seed{seed}"
+
+
 @dataclass(frozen=True)
 class Cell:
     """One run of the grid."""
@@ -72,7 +77,7 @@ class Cell:
 
     @property
     def name(self) -> str:
-        return f"{self.variant}-frac{self.fraction:g}-seed{self.seed}"
+        return cell_name(self.variant, self.fraction, self.seed)
 
     def command(self, run_dir: Path) -> str:
         """The equivalent ``elmo-exp train`` command line (for any other scheduler)."""
@@ -158,6 +163,7 @@ def _shared_cells(path: Path, variants: dict[str, dict[str, Any]], cells: list[C
     """Mark the cells of ``same_as`` variants, after checking that the other sweep has the
     very same runs; every mismatch is reported."""
     problems = []
+    loaded: dict[Path, Sweep] = {}  # each other spec evaluated once
     for variant, settings in variants.items():
         if not settings["same_as"]:
             continue
@@ -166,7 +172,10 @@ def _shared_cells(path: Path, variants: dict[str, dict[str, Any]], cells: list[C
         if not spec or not other:
             problems.append(f"{where}: expected SPEC:VARIANT, got {settings['same_as']!r}")
             continue
-        theirs = load_sweep(path.parent / spec, shared=False)
+        other_path = path.parent / spec
+        if other_path not in loaded:
+            loaded[other_path] = load_sweep(other_path, shared=False)
+        theirs = loaded[other_path]
         found = {(c.seed, c.fraction): c for c in theirs.cells if c.variant == other}
         if not found:
             problems.append(f"{where}: {spec} has no variant {other!r}")

@@ -11,7 +11,7 @@ from typing import Any
 from elmo_experiments.data.files import read_json
 from elmo_experiments.errors import ConfigError
 from elmo_experiments.sweeps.execute import cell_dir, finished
-from elmo_experiments.sweeps.spec import Sweep, cell_settings
+from elmo_experiments.sweeps.spec import Sweep, cell_name, cell_settings
 from elmo_experiments.training.run_dir import write_json
 
 SUMMARY_FILE = "summary.json"
@@ -64,8 +64,7 @@ def previous_runs(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
             continue
         seeds = group["seeds"]
         for i, seed in enumerate(seeds):
-            name = f"{group['variant']}-frac{group['fraction']:g}-seed{seed}"
-            found.setdefault(name, {
+            found.setdefault(cell_name(group["variant"], group["fraction"], seed), {
                 "metrics": {k: f["values"][i] for k, f in group["metrics"].items()
                             if len(f.get("values", [])) == len(seeds)},
                 "elmo_mixes": {k: [{"weights": m["weights"], "gamma": m["gamma"]} for m in v]
@@ -100,6 +99,7 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]], command:
     of cells finished elsewhere whose run directories are not here."""
     from elmo_experiments.version import code_version
 
+    previous = previous or {}
     entries: dict[str, dict[str, Any]] = {}
     groups: dict[tuple[str, float], list[tuple[int, dict[str, Any]]]] = {}
     for cell in sweep.cells:
@@ -109,8 +109,8 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]], command:
             metrics = read_json(run_dir / "metrics.json")
             entries[cell.name] = run_entry(metrics, record,
                                            sweep.metrics or _default_metrics(metrics))
-        elif cell.name in (previous or {}) and not cell.same_as:
-            entries[cell.name] = (previous or {})[cell.name]
+        elif cell.name in previous and not cell.same_as:
+            entries[cell.name] = previous[cell.name]
         if cell.name in entries:
             groups.setdefault((cell.variant, cell.fraction), []).append(
                 (cell.seed, entries[cell.name]))
