@@ -4,6 +4,7 @@ over seeds, with what produced the runs (commands, commit, biLM digests)."""
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,13 @@ def mean_mixes(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
                         "gamma": statistics.fmean(m[i]["gamma"] for m in every), "n": len(every)}
                        for i, mix in enumerate(mixes)]
     return found
+
+
+def portable(text: str) -> str:
+    """``text`` with this machine's data folder written as ``$ELMO_DATA_DIR`` (a committed
+    summary names no machine's folders)."""
+    data_dir = os.environ.get("ELMO_DATA_DIR")
+    return text.replace(data_dir.rstrip("/"), "$ELMO_DATA_DIR") if data_dir else text
 
 
 def run_entry(metrics: dict[str, Any], record: dict[str, Any], names: list[str]
@@ -140,7 +148,8 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]], command:
     summary = {
         "sweep": sweep.name, "command": command, "code": code_version(),
         "cells": [{**cell_settings(c), "name": c.name, "status": s["status"],
-                   **{k: s[k] for k in ("error", "attempts") if k in s},
+                   **({"error": portable(s["error"])} if "error" in s else {}),
+                   **{k: s[k] for k in ("attempts",) if k in s},
                    **({"run": entries[c.name]} if c.name in entries else {})}
                   for c, s in zip(sweep.cells, statuses, strict=True)],
         "groups": rows + list(shared.values()),

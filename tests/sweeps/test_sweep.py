@@ -279,3 +279,14 @@ def test_an_earlier_summary_counts_its_finished_cells(tmp_path: Path) -> None:
     assert caught.value.problems == [
         "it is the summary of sweep 'other', not 'grid'",
         "cell a-frac1-seed1: ran with other settings than the spec's"]
+
+
+def test_a_summary_names_the_data_folder_by_its_variable(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    from elmo_experiments.sweeps.summary import portable
+
+    monkeypatch.setenv("ELMO_DATA_DIR", "/data/here/")
+    assert portable("DataError: /data/here/ner/eng.testa: instance 3") == \
+        "DataError: $ELMO_DATA_DIR/ner/eng.testa: instance 3"
+    monkeypatch.delenv("ELMO_DATA_DIR")
+    assert portable("/data/here/x") == "/data/here/x"
