@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,11 @@ def _print_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True))
 
 
+def _rank_zero() -> bool:
+    """Not one of a ``torchrun`` run's other ranks (which would print the same again)."""
+    return os.environ.get("RANK", "0") == "0"
+
+
 @click.group()
 @click.version_option(package_name="elmo-experiments")
 def cli() -> None:
@@ -49,8 +55,9 @@ def train(config: str, serialization_dir: str | None, force: bool, recover: bool
     run_dir = serialization_dir or str(Path("runs") / Path(config).name.split(".")[0])
     metrics = run_train(config, run_dir, parse_ext_vars(list(ext_vars)), list(overrides),
                         force=force, recover=recover)
-    _print_json({k: v for k, v in metrics.items() if k != "data"})
-    click.echo(f"run directory: {run_dir}", err=True)
+    if _rank_zero():
+        _print_json({k: v for k, v in metrics.items() if k != "data"})
+        click.echo(f"run directory: {run_dir}", err=True)
 
 
 @cli.command()
@@ -69,8 +76,9 @@ def pretrain(config: str, serialization_dir: str, force: bool, recover: bool,
 
     metrics = run_pretrain(config, serialization_dir, parse_ext_vars(list(ext_vars)),
                            list(overrides), force=force, recover=recover, init_dir=init_dir)
-    _print_json(metrics)
-    click.echo(f"biLM exported to {Path(serialization_dir) / 'bilm'}", err=True)
+    if _rank_zero():
+        _print_json(metrics)
+        click.echo(f"biLM exported to {Path(serialization_dir) / 'bilm'}", err=True)
 
 
 @cli.command("export-bilm")

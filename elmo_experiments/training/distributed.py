@@ -11,6 +11,7 @@ One process (no ``torchrun``) is the ``World`` of size 1, and every call here is
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 from collections.abc import Iterator
@@ -91,7 +92,16 @@ def world_from_env() -> World:
     if not dist.is_initialized():
         backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
         dist.init_process_group(backend)
+        atexit.register(_leave)
     return world
+
+
+def _leave() -> None:
+    """Take the process group down before the interpreter does: a gloo group left to the
+    process's teardown can abort it ("terminate called without an active exception") and
+    turn a finished run into a failed one."""
+    if dist.is_initialized():
+        dist.destroy_process_group()
 
 
 def place_on_device(device: torch.device, world: World) -> torch.device:

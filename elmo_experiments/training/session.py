@@ -193,7 +193,9 @@ def summary(trainer: Trainer, best: dict[str, Any]) -> dict[str, Any]:
 
 def finish(trainer: Trainer, run_dir: Path, metrics: dict[str, Any]) -> dict[str, Any]:
     """Write ``metrics.json``, close ``run.json`` and tell the callbacks the run is over
-    (rank 0; the other ranks only return the metrics)."""
+    (rank 0; the other ranks wait until rank 0 is here, past any export of its own, and only
+    return the metrics: no rank's exit cuts a collective short)."""
+    trainer.world.barrier()
     if not trainer.world.main:
         return metrics
     write_json(run_dir / "metrics.json", metrics)
