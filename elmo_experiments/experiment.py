@@ -17,9 +17,10 @@ VOCABULARY_PARAMS = (
     Param("min_count", dict, {}, doc="namespace -> minimum count"),
     Param("max_vocab_size", dict, {}, doc="namespace -> maximum size"),
     Param("labels_from_evaluation_data", bool, False,
-          doc="also count the labels of the validation and test data (tokens still come from "
-          "training only), so that a label only they hold is a class the model never predicts "
-          "instead of an error"),
+          doc="add the labels that only the validation and test data hold, after training's "
+          "(tokens still come from training only): such a label is a class the model never "
+          "predicts instead of an error, and a training set that holds every label keeps its "
+          "vocabulary"),
 )
 
 EXPERIMENT_PARAMS = (

@@ -95,15 +95,23 @@ def build_vocabulary(reader: Any, instances: list[dict[str, Any]], settings: dic
                      evaluation: tuple[tuple[Any, list[dict[str, Any]]], ...] = ()
                      ) -> Vocabulary:
     """Every field counts its vocabulary items (tokens per indexer, labels) over ``instances``;
-    with ``labels_from_evaluation_data``, the target fields also count over the ``(reader,
-    instances)`` pairs of ``evaluation`` (the validation and test data)."""
+    with ``labels_from_evaluation_data``, the labels that only the ``(reader, instances)`` pairs
+    of ``evaluation`` (the validation and test data) hold come after the training data's, most
+    frequent first: a training set that holds every label gets the same vocabulary either way."""
     counts: dict[str, Counter[str]] = {}
     _count(reader.fields, instances, counts)
+    vocab = Vocabulary.from_counts(counts, settings["min_count"], settings["max_vocab_size"])
     if settings.get("labels_from_evaluation_data"):
+        extra: dict[str, Counter[str]] = {}
         for evaluation_reader, data in evaluation:
             fields = evaluation_reader.fields
-            _count({name: fields[name] for name in target_fields(fields)}, data, counts)
-    return Vocabulary.from_counts(counts, settings["min_count"], settings["max_vocab_size"])
+            _count({name: fields[name] for name in target_fields(fields)}, data, extra)
+        for namespace in sorted(extra):
+            known = set(vocab.tokens(namespace))
+            for label, _ in sorted(extra[namespace].items(), key=lambda item: (-item[1], item[0])):
+                if label not in known:
+                    vocab.add(namespace, label)
+    return vocab
 
 
 def _build(spec: Spec, reader: Any, vocab: Vocabulary) -> Any:

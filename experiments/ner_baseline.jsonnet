@@ -8,6 +8,7 @@ local train = import 'trainer.libsonnet';
 
 ner.paths {
   dataset_reader: ner.reader,
+  vocabulary: ner.vocabulary,
   evaluate_on_test: true,
   dataset_metric: { type: 'conlleval' },  // conlleval's figures from its own input format
   random_seed: 13370,

@@ -135,4 +135,27 @@ def test_labels_from_evaluation_data_adds_their_labels_but_not_their_tokens() ->
     both = build_vocabulary(reader, train, {**settings, "labels_from_evaluation_data": True},
                             ((reader, dev),))
     assert sorted(both.tokens("labels")) == ["B-A0", "B-AA", "I-A0", "O"]
+    assert both.tokens("labels")[:2] == only_train.tokens("labels")  # training's come first
     assert both.tokens("tokens") == only_train.tokens("tokens")  # dev's words stay unknown
+
+
+def test_labels_from_evaluation_data_keeps_a_vocabulary_the_training_data_covers() -> None:
+    """Evaluation labels that training already holds add no counts: the ids stay training's,
+    even where the evaluation data would rank them otherwise."""
+    from types import SimpleNamespace
+
+    from elmo_experiments.data.fields import SequenceLabelField, TextField
+    from elmo_experiments.data.token_indexers import SingleIdIndexer
+    from elmo_experiments.run import build_vocabulary
+
+    reader = SimpleNamespace(fields={"tokens": TextField({"tokens": SingleIdIndexer()}),
+                                     "tags": SequenceLabelField("tokens")})
+    train = [{"tokens": ["a", "b", "c"], "tags": ["O", "O", "B-X"]}]
+    dev = [{"tokens": ["a", "b", "c", "d"], "tags": ["B-X", "B-X", "B-X", "I-Y"]},
+           {"tokens": ["e"], "tags": ["B-Z"]}]
+    settings = {"min_count": {}, "max_vocab_size": {}}
+    plain = build_vocabulary(reader, train, settings, ((reader, dev),))
+    both = build_vocabulary(reader, train, {**settings, "labels_from_evaluation_data": True},
+                            ((reader, dev),))
+    assert plain.tokens("labels") == ["O", "B-X"]
+    assert both.tokens("labels") == ["O", "B-X", "B-Z", "I-Y"]  # unseen ones after, ties by name

@@ -21,13 +21,15 @@ def _guarded(got: dict[str, Any], want: dict[str, Any], epoch: int) -> None:
 
 def test_every_shipped_config_has_a_golden_record() -> None:
     for kind, records in RECORDS.items():
-        assert sorted(records) == sorted(CONFIGS), kind
+        assert set(records) <= set(CONFIGS), kind  # no record of a config that is gone
+    recorded = {name for records in RECORDS.values() for name in records}
+    assert recorded == set(CONFIGS)
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_training_reproduces_the_golden_record(name: str) -> None:
     records = run(name)
-    if KIND in RECORDS:  # this machine kind's own records: every figure of every epoch, 1e-5
+    if name in RECORDS.get(KIND, {}):  # this kind's own record: every figure of every epoch, 1e-5
         want_all = RECORDS[KIND][name]
         assert len(records) == len(want_all)
         for epoch, (got, want) in enumerate(zip(records, want_all, strict=True), start=1):
@@ -37,6 +39,8 @@ def test_training_reproduces_the_golden_record(name: str) -> None:
         return
     # another CPU rounds differently: the same figures, and first-epoch losses to 1e-3
     for kind, other in RECORDS.items():
+        if name not in other:
+            continue
         assert len(records) == len(other[name]), kind
         for epoch, (got, want) in enumerate(zip(records, other[name], strict=True), start=1):
             _guarded(got, want, epoch)
