@@ -13,7 +13,10 @@ Printed per size and precision: seconds a step, training tokens/s, the model FLO
 (as the architecture defines them: all 50 character positions, both directions, the sampled
 softmax, backward = 2 x forward), the GFLOP/s those FLOPs make, and the fraction of the same
 precision's matmul peak measured in this process (on ``--device``; on a GPU fp16 too, with
-its loss scale). Figures only.
+its loss scale). On the CPU, one more step per precision runs under the profiler: the seconds
+its matrix products take (``aten::mm``, ``addmm``, ``bmm``, ``baddbmm``), and the bf16 / fp32
+ratio the step would reach if every other operation took no time, the bound that the matrix
+units set. Figures only.
 """
 
 from __future__ import annotations
@@ -93,6 +96,19 @@ def trainer_step(model: torch.nn.Module, optimizer_spec: Any, grad_norm: float |
     return step
 
 
+MATRIX_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+
+
+def matrix_seconds(step: Callable[[], float]) -> float:
+    """Seconds spent in matrix products during one ``step`` (CPU; the profiler's self times)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    return sum(event.self_cpu_time_total for event in prof.key_averages()
+               if event.key in MATRIX_OPS) / 1e6
+
+
 def step_seconds(steps: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
     """The fastest of ``rounds`` steps per precision, after one warm-up step each. The
     precisions take turns, step by step, so that a slower spell of a shared machine slows
@@ -144,8 +160,9 @@ def main() -> None:
         speeds = {}
         copies = {p: model if i == 0 else copy.deepcopy(model)  # each trains on its own
                   for i, p in enumerate(args.precisions)}
-        best = step_seconds({p: trainer_step(copies[p], optimizer_spec, grad_norm, data, p,
-                                             device) for p in args.precisions}, args.steps)
+        steps = {p: trainer_step(copies[p], optimizer_spec, grad_norm, data, p, device)
+                 for p in args.precisions}
+        best = step_seconds(steps, args.steps)
         for precision, seconds in best.items():
             speeds[precision] = tokens / seconds
             achieved = flops / seconds / 1e9
@@ -154,6 +171,13 @@ def main() -> None:
                   f"{precision} peak")
         if "bf16" in speeds and "fp32" in speeds:
             print(f"  bf16 / fp32 tokens/s: {speeds['bf16'] / speeds['fp32']:.2f}x")
+        if device.type == "cpu":
+            matrix = {p: matrix_seconds(step) for p, step in steps.items()}
+            print("  matrix products (one profiled step): " + ", ".join(
+                f"{p} {seconds:.3f} s" for p, seconds in matrix.items()))
+            if "bf16" in matrix and "fp32" in matrix:
+                print(f"  bf16 / fp32 if all but the matrix products were free: "
+                      f"{matrix['fp32'] / matrix['bf16']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -275,8 +275,9 @@ def write_figures(folder: str | Path, output_dir: str | Path) -> list[Path]:
                           yerr=[g["metrics"][key]["std"] for g in groups], marker="o",
                           capsize=3, label=variant)
         axis.set_xscale("log")
+        metric = expected(task).get("metric", key).split(",")[0]  # "span F1 (conlleval)"
         axis.set(title=expected(task).get("title", task), xlabel="% of training data",
-                 ylabel=key)
+                 ylabel=f"dev {metric}")
         axis.legend()
     written += _save(figure, output_dir / "figure1", plt)
     bars = [(task, placement, mix) for task in TASKS
