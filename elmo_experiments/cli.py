@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -397,10 +398,14 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
 @click.option("--previous", type=click.Path(exists=True, dir_okay=False), metavar="SUMMARY",
               help="an earlier summary of this sweep (a committed results file): its finished "
               "cells count as done here and enter the new summary")
+@click.option("--activation-cache", type=click.Path(file_okay=False), metavar="DIR",
+              help="a disk folder that every cell's ELMo activation cache shares (unless its "
+              "config names one): each sentence's biLM activations are computed once for the "
+              "whole sweep; results do not change")
 def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
           slurm_settings: tuple[str, ...], print_commands: bool, only: tuple[str, ...],
           seeds: tuple[int, ...], fractions: tuple[float, ...], threads: int | None,
-          previous: str | None) -> None:
+          previous: str | None, activation_cache: str | None) -> None:
     """Run the grid SPEC (jsonnet: config, variants, seeds, fractions): one run directory per
     cell; finished cells are skipped, interrupted ones recovered; ends with a summary."""
     from dataclasses import replace
@@ -417,13 +422,19 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
         summary = read_json(previous)
         check_previous(summary, whole, previous)
         earlier = previous_runs(summary)
+    prefix = ""  # of each printed command
+    if activation_cache:  # the workers inherit the environment (local processes and Slurm)
+        from elmo_experiments.bilm.elmo_embedder import ACTIVATION_CACHE_ENV
+
+        os.environ[ACTIVATION_CACHE_ENV] = str(Path(activation_cache).resolve())
+        prefix = f"{ACTIVATION_CACHE_ENV}={shlex.quote(os.environ[ACTIVATION_CACHE_ENV])} "
     grid = whole.only(list(only), list(seeds), list(fractions))
     grid = replace(grid, cells=[c for c in grid.cells if c.name not in earlier
                                 or finished(cell_dir(root, c))])
     if print_commands:
         for cell in grid.own().cells:
             if not finished(cell_dir(root, cell)):
-                click.echo(cell.command(cell_dir(root, cell)))
+                click.echo(prefix + cell.command(cell_dir(root, cell)))
         return
     slurm = {}
     for pair in slurm_settings:

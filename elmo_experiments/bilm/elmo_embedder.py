@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from typing import Any
 
 import torch
@@ -20,10 +21,17 @@ from elmo_experiments.errors import ConfigError, ConfigValueError
 from elmo_experiments.modules.embedders.stack import Embedded
 from elmo_experiments.precision import PRECISIONS
 
+# A disk folder for the activation caches of every run that does not name its own (a sweep's
+# cells then compute each sentence's activations once between them: `elmo-exp sweep
+# --activation-cache DIR`). Cached values are the biLM's own, so results do not change.
+ACTIVATION_CACHE_ENV = "ELMO_ACTIVATION_CACHE"
+
 CACHE_PARAMS = (
     Param("enabled", bool, True, doc="cache per-sentence activations (never in stateful mode)"),
     Param("memory_mb", float, 1024.0),
-    Param("disk_dir", str, None),
+    Param("disk_dir", str, None,
+          doc="also keep activations on disk here, shared by every run that names it (keys "
+          "hold the biLM's digest); unset: $ELMO_ACTIVATION_CACHE, if set"),
     Param("fp16", bool, False, doc="store activations in half precision (changes results)"),
 )
 
@@ -58,8 +66,9 @@ class ElmoTokenEmbedder(torch.nn.Module):
         cache = cache or {}
         self.cache: ActivationCache | None = None
         if cache.get("enabled", True) and state != "stateful" and not requires_grad:
-            self.cache = ActivationCache("", cache.get("memory_mb", 1024.0),
-                                         cache.get("disk_dir"), cache.get("fp16", False))
+            disk_dir = cache.get("disk_dir") or os.environ.get(ACTIVATION_CACHE_ENV) or None
+            self.cache = ActivationCache("", cache.get("memory_mb", 1024.0), disk_dir,
+                                         cache.get("fp16", False))
         if state == "warm" and requires_grad:
             raise ConfigError(["state: 'warm' needs a frozen biLM (requires_grad: false)"])
         self.at_input = at_input

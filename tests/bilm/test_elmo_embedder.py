@@ -144,6 +144,22 @@ def test_disk_cache_is_shared_between_embedders(tiny_bilm_dir: Path, tmp_path: P
     torch.testing.assert_close(got, expected, atol=0, rtol=0)
 
 
+def test_the_environment_names_a_shared_disk_cache(tiny_bilm_dir: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """$ELMO_ACTIVATION_CACHE (set by `sweep --activation-cache`) is the disk folder of every
+    embedder whose config names none; a config's own disk_dir wins."""
+    monkeypatch.setenv("ELMO_ACTIVATION_CACHE", str(tmp_path / "shared"))
+    first = build(tiny_bilm_dir, dropout=0.0).eval()
+    expected = first(batch_to_ids(SENTENCES)).input
+    assert len(list((tmp_path / "shared").rglob("*.npy"))) == len(SENTENCES)
+    second = build(tiny_bilm_dir, dropout=0.0).eval()
+    got = second(batch_to_ids(SENTENCES)).input
+    assert second.cache is not None and (second.cache.hits, second.cache.misses) == (3, 0)
+    torch.testing.assert_close(got, expected, atol=0, rtol=0)
+    own = build(tiny_bilm_dir, dropout=0.0, cache={"disk_dir": str(tmp_path / "own")})
+    assert own.cache is not None and own.cache.disk_root == tmp_path / "own"
+
+
 def test_cache_namespaces(tiny_bilm_dir: Path, other_tiny_bilm_dir: Path, tmp_path: Path) -> None:
     def namespace(weights: Path, **config: Any) -> str:
         embedder = build(weights, **config)

@@ -165,6 +165,29 @@ def test_only_restricts_the_grid_to_named_variants(tmp_path: Path) -> None:
     assert "random_seed=2" in printed.stdout
 
 
+def test_the_cells_of_a_sweep_share_an_activation_cache(tmp_path: Path,
+                                                        tiny_bilm_dir: Path) -> None:
+    """--activation-cache reaches the workers: the ELMo cells' activations land in one disk
+    folder, written by the first cell and only read by the second."""
+    spec = tmp_path / "grid.jsonnet"
+    spec.write_text(json.dumps({
+        "name": "grid", "config": str(REPO / "experiments" / "ner.jsonnet"),
+        "ext_vars": {"ELMO_WEIGHTS": str(tiny_bilm_dir)}, "variants": {"elmo": {}},
+        "seeds": [1, 2], "workers": 1, "metrics": ["best_validation_f1"],
+        "overrides": [*FAST[:-1], "trainer.num_epochs=1", "data_loader.batch_size=32"]}))
+    cache = tmp_path / "activations"
+    printed = _sweep(spec, tmp_path / "s", None, "--activation-cache", str(cache),
+                     "--print-commands")
+    assert printed.stdout.count(f"ELMO_ACTIVATION_CACHE={cache} ") == 2, printed.stdout
+    written = {}
+    for seed in (1, 2):
+        result = _sweep(spec, tmp_path / "s", None, "--activation-cache", str(cache),
+                        "--seed", str(seed))
+        assert result.returncode == 0, result.stderr
+        written[seed] = {f: f.stat().st_mtime_ns for f in cache.rglob("*.npy")}
+    assert written[1] and written[2] == written[1]  # the second cell computed nothing anew
+
+
 def test_a_cell_runs_with_the_threads_it_is_given(tmp_path: Path) -> None:
     import torch
 
