@@ -38,7 +38,7 @@ for name in "${names[@]}"; do
     echo "# commit $(git rev-parse HEAD)$(git diff --quiet HEAD -- elmo_experiments benchmarks || echo -dirty), $(date -u +%F)"
     echo "# CPU: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores"
     # shellcheck disable=SC2086
-    $PY "benchmarks/$script" $args 2>&1 | grep -v "^INFO\|^epoch\|^training\|^corpus\|^test: \|^archive: \|^!!"
+    $PY "benchmarks/$script" $args 2>&1 | grep -v "^USDT:\|^INFO\|^epoch\|^training\|^corpus\|^test: \|^archive: \|^!!"
   } > "$out.tmp"
   mv "$out.tmp" "$out"
   cat "$out"
