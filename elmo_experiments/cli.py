@@ -426,8 +426,9 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     if activation_cache:  # the workers inherit the environment (local processes and Slurm)
         from elmo_experiments.bilm.elmo_embedder import ACTIVATION_CACHE_ENV
 
-        os.environ[ACTIVATION_CACHE_ENV] = str(Path(activation_cache).resolve())
-        prefix = f"{ACTIVATION_CACHE_ENV}={shlex.quote(os.environ[ACTIVATION_CACHE_ENV])} "
+        folder = str(Path(activation_cache).resolve())
+        os.environ[ACTIVATION_CACHE_ENV] = folder
+        prefix = f"{ACTIVATION_CACHE_ENV}={shlex.quote(folder)} "
     grid = whole.only(list(only), list(seeds), list(fractions))
     grid = replace(grid, cells=[c for c in grid.cells if c.name not in earlier
                                 or finished(cell_dir(root, c))])

@@ -106,11 +106,10 @@ def build_vocabulary(reader: Any, instances: list[dict[str, Any]], settings: dic
         for evaluation_reader, data in evaluation:
             fields = evaluation_reader.fields
             _count({name: fields[name] for name in target_fields(fields)}, data, extra)
-        for namespace in sorted(extra):
-            known = set(vocab.tokens(namespace))
-            for label, _ in sorted(extra[namespace].items(), key=lambda item: (-item[1], item[0])):
-                if label not in known:
-                    vocab.add(namespace, label)
+        ranked = Vocabulary.from_counts(extra)  # most frequent first, as training's are
+        for namespace in ranked.namespaces():
+            for label in ranked.tokens(namespace):
+                vocab.add(namespace, label)  # a label training holds keeps its id
     return vocab
 
 
