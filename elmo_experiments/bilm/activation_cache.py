@@ -1,7 +1,9 @@
-"""A cache of per-sentence biLM activations for a frozen biLM (memory, optional disk).
+"""A cache of per-sentence activations of a frozen encoder (memory, optional disk).
 
-Keys are SHA-1 digests of (weights digest, state rule, the sentence's character ids), so a
-change of weights or state mode can never serve stale vectors. Stateful runs must not use it.
+The ``elmo`` embedder caches its biLM's layers, the ``transformer`` embedder its pooled hidden
+layers. Keys are SHA-1 digests of a namespace (the weights' digest and whatever else the
+activations depend on: the biLM's state rule, the pooling) and the sentence, so a change of
+weights or settings can never serve stale vectors. Stateful runs must not use it.
 
 Training reads the same sentences in every epoch, a cyclic scan: a least-recently-used
 memory cache smaller than the data set would evict each sentence just before it comes back
@@ -15,9 +17,26 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
+
+from elmo_experiments.config.registry import Param
+
+# A disk folder for the activation caches of every run that does not name its own (a sweep's
+# cells then compute each sentence's activations once between them: `elmo-exp sweep
+# --activation-cache DIR`). Cached values are the encoder's own, so results do not change.
+ACTIVATION_CACHE_ENV = "ELMO_ACTIVATION_CACHE"
+
+CACHE_PARAMS = (
+    Param("enabled", bool, True, doc="cache per-sentence activations of the frozen encoder"),
+    Param("memory_mb", float, 1024.0),
+    Param("disk_dir", str, None,
+          doc="also keep activations on disk here, shared by every run that names it (keys "
+          "hold the weights' digest); unset: $ELMO_ACTIVATION_CACHE, if set"),
+    Param("fp16", bool, False, doc="store activations in half precision (changes results)"),
+)
 
 
 class ActivationCache:
@@ -82,3 +101,20 @@ class ActivationCache:
         if self._admits(key, size):
             self._memory[key] = tensor
             self._bytes += size
+
+
+def configured_cache(cache: dict[str, Any]) -> ActivationCache | None:
+    """The cache that an embedder's ``cache`` config (``CACHE_PARAMS``) asks for, or None."""
+    if not cache.get("enabled", True):
+        return None
+    disk_dir = cache.get("disk_dir") or os.environ.get(ACTIVATION_CACHE_ENV) or None
+    return ActivationCache("", cache.get("memory_mb", 1024.0), disk_dir, cache.get("fp16", False))
+
+
+def weights_digest(module: torch.nn.Module) -> str:
+    """SHA-1 of a module's state (names and values): part of a cache namespace."""
+    digest = hashlib.sha1()
+    for name, tensor in sorted(module.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()

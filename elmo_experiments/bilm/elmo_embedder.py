@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 from typing import Any
 
 import torch
 
-from elmo_experiments.bilm.activation_cache import ActivationCache
+from elmo_experiments.bilm.activation_cache import (
+    CACHE_PARAMS,
+    ActivationCache,
+    configured_cache,
+    weights_digest,
+)
 from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
 from elmo_experiments.bilm.pretrained import resolve_bilm, source_problem, weights_problem
 from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix, mixes_penalty, mixes_report
@@ -20,20 +23,6 @@ from elmo_experiments.data.files import file_problem
 from elmo_experiments.errors import ConfigError, ConfigValueError
 from elmo_experiments.modules.embedders.stack import Embedded
 from elmo_experiments.precision import PRECISIONS
-
-# A disk folder for the activation caches of every run that does not name its own (a sweep's
-# cells then compute each sentence's activations once between them: `elmo-exp sweep
-# --activation-cache DIR`). Cached values are the biLM's own, so results do not change.
-ACTIVATION_CACHE_ENV = "ELMO_ACTIVATION_CACHE"
-
-CACHE_PARAMS = (
-    Param("enabled", bool, True, doc="cache per-sentence activations (never in stateful mode)"),
-    Param("memory_mb", float, 1024.0),
-    Param("disk_dir", str, None,
-          doc="also keep activations on disk here, shared by every run that names it (keys "
-          "hold the biLM's digest); unset: $ELMO_ACTIVATION_CACHE, if set"),
-    Param("fp16", bool, False, doc="store activations in half precision (changes results)"),
-)
 
 
 class ElmoTokenEmbedder(torch.nn.Module):
@@ -63,12 +52,9 @@ class ElmoTokenEmbedder(torch.nn.Module):
         self.dropout = torch.nn.Dropout(dropout)
         self.requires_grad = requires_grad
         bilm.char_encoder.cache_tokens = char_cache and not requires_grad
-        cache = cache or {}
         self.cache: ActivationCache | None = None
-        if cache.get("enabled", True) and state != "stateful" and not requires_grad:
-            disk_dir = cache.get("disk_dir") or os.environ.get(ACTIVATION_CACHE_ENV) or None
-            self.cache = ActivationCache("", cache.get("memory_mb", 1024.0), disk_dir,
-                                         cache.get("fp16", False))
+        if state != "stateful" and not requires_grad:
+            self.cache = configured_cache(cache or {})
         if state == "warm" and requires_grad:
             raise ConfigError(["state: 'warm' needs a frozen biLM (requires_grad: false)"])
         self.at_input = at_input
@@ -95,13 +81,9 @@ class ElmoTokenEmbedder(torch.nn.Module):
     def _cache_namespace(self) -> str:
         """Digest of the weights actually loaded (a checkpoint may have replaced the files'),
         the state rule and the storage precision."""
-        digest = hashlib.sha1()
-        for name, tensor in sorted(self.runner.bilm.state_dict().items()):
-            digest.update(name.encode())
-            digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
         assert self.cache is not None
         precision = "fp16" if self.cache.fp16 else "fp32"
-        return f"{digest.hexdigest()}|{self.runner.state_key()}|{precision}"
+        return f"{weights_digest(self.runner.bilm)}|{self.runner.state_key()}|{precision}"
 
     def _cached_layers(self, ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
         assert self.cache is not None

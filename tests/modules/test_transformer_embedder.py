@@ -42,7 +42,8 @@ def points(sentences: list[list[str]], length: int | None = None) -> torch.Tenso
 @pytest.fixture(scope="module")
 def embedder() -> TransformerEmbedder:
     torch.manual_seed(0)
-    return TransformerEmbedder(mixes=[{"l2": 0.1}, {"mode": "layer", "layer": 0}]).eval()
+    return TransformerEmbedder(mixes=[{"l2": 0.1}, {"mode": "layer", "layer": 0}],
+                               cache={"enabled": False}).eval()
 
 
 def brute_force_layers(embedder: TransformerEmbedder, words: list[str], pooling: str
@@ -134,6 +135,31 @@ def test_long_sentences_are_split_into_windows(caplog) -> None:
         alone, _ = small.layers(points([part]))
         torch.testing.assert_close(layers[:, 0, start : start + len(part)], alone[:, 0],
                                    atol=1e-5, rtol=1e-4)
+
+
+def test_cache_serves_what_the_transformer_computes(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    cached = TransformerEmbedder(dropout=0.0, cache={"disk_dir": str(tmp_path)}).eval()
+    plain = TransformerEmbedder(dropout=0.0, cache={"enabled": False}).eval()
+    assert cached.caching and not plain.caching
+    assert cached.cache is not None
+    expected, expected_mask = plain.layers(points(SENTENCES))
+    first, mask = cached.layers(points(SENTENCES[:2]))  # fills two sentences
+    assert (cached.cache.hits, cached.cache.misses) == (0, 2)
+    layers, mask = cached.layers(points(SENTENCES, length=10))  # two hits, one new
+    assert (cached.cache.hits, cached.cache.misses) == (2, 3)
+    assert torch.equal(mask[:, :8], expected_mask) and not mask[:, 8:].any()
+    assert not layers[:, :, 8:].any() and not layers[:, 1, 1:].any()  # padding stays zero
+    torch.testing.assert_close(layers[:, :, :8], expected, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(first, expected[:, :2], atol=1e-5, rtol=1e-4)
+    # a second embedder of the same weights reads the disk; other pooling, other namespace
+    again = TransformerEmbedder(dropout=0.0, cache={"disk_dir": str(tmp_path)}).eval()
+    torch.testing.assert_close(again.layers(points(SENTENCES))[0], layers[:, :, :8])
+    assert (again.cache.hits, again.cache.misses) == (3, 0)
+    first_piece = TransformerEmbedder(pooling="first", cache={"disk_dir": str(tmp_path)}).eval()
+    first_piece.layers(points(SENTENCES))
+    assert (first_piece.cache.hits, first_piece.cache.misses) == (0, 3)
+    assert not TransformerEmbedder(requires_grad=True).caching  # fine-tuning: never cached
 
 
 def test_frozen_transformer_stays_in_eval_mode(embedder) -> None:

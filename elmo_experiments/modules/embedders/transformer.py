@@ -6,9 +6,10 @@ tokenizer (``is_split_into_words``) and knows which word pieces belong to which 
 hidden layers (the embedding layer and each transformer layer) are pooled from pieces to
 tokens (the mean of a token's pieces, or its first piece) and mixed with one ``ScalarMix`` per
 placement, as the ``elmo`` embedder mixes biLM layers. A sentence longer than the model takes
-is split into windows of whole tokens, each run on its own (a warning says so, once). The
-probes (``elmo-exp probe ... --weights transformer:NAME``) read the same pooled layers through
-``TransformerEmbedder.token_layers``.
+is split into windows of whole tokens, each run on its own (a warning says so, once). A
+frozen transformer caches each sentence's pooled layers (``cache``, as the ``elmo`` embedder
+does), so that later epochs do not run it again. The probes (``elmo-exp probe ... --weights
+transformer:NAME``) read the same pooled layers through ``TransformerEmbedder.token_layers``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from elmo_experiments.bilm.activation_cache import (
+    CACHE_PARAMS,
+    ActivationCache,
+    configured_cache,
+    weights_digest,
+)
 from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix, mixes_penalty, mixes_report
 from elmo_experiments.config.registry import PROBABILITY, Param, register
 from elmo_experiments.data.vocabulary import Vocabulary
@@ -137,7 +144,8 @@ class TransformerEmbedder(torch.nn.Module):
 
     def __init__(self, model: str = DEFAULT_MODEL, mixes: list[dict[str, Any]] | None = None,
                  dropout: float = 0.5, pooling: str = "mean", requires_grad: bool = False,
-                 at_input: bool = True, max_length: int | None = None) -> None:
+                 at_input: bool = True, max_length: int | None = None,
+                 cache: dict[str, Any] | None = None) -> None:
         super().__init__()
         mixes = [{}] if mixes is None else mixes
         if not mixes:
@@ -162,7 +170,14 @@ class TransformerEmbedder(torch.nn.Module):
         self.num_extra_representations = len(mixes) - (1 if at_input else 0)
         self.extra_dim = self.representation_dim * self.num_extra_representations
         self._warned = False
+        self.cache: ActivationCache | None = (None if requires_grad
+                                              else configured_cache(cache or {}))
         self.train()
+
+    @property
+    def caching(self) -> bool:
+        """Whether outputs depend on what earlier batches left in the activation cache."""
+        return self.cache is not None
 
     def train(self, mode: bool = True) -> TransformerEmbedder:
         super().train(mode)
@@ -211,7 +226,36 @@ class TransformerEmbedder(torch.nn.Module):
     def layers(self, points: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Every layer pooled to tokens, (layers, rows, seq, hidden), and the (rows, seq)
         token mask, for ``points`` (rows, seq, characters) from ``transformer_tokens``."""
-        return self.token_layers(decode_tokens(points), points.shape[1], points.device)
+        sentences = decode_tokens(points)
+        if self.cache is None:
+            return self.token_layers(sentences, points.shape[1], points.device)
+        return self._cached_token_layers(sentences, points.shape[1], points.device)
+
+    def _cached_token_layers(self, sentences: list[list[str]], seq: int, device: torch.device
+                             ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``token_layers`` through the cache: only the sentences not seen yet run."""
+        assert self.cache is not None
+        if not self.cache.namespace:  # computed on first use, after any checkpoint load
+            self.cache.set_namespace(f"{weights_digest(self.transformer)}|{self.pooling}|"
+                                     f"{self.budget}|{'fp16' if self.cache.fp16 else 'fp32'}")
+        keys = [self.cache.key(np.array([ord(c) for c in "\0".join(s)], dtype=np.int64))
+                for s in sentences]  # tokens never hold a 0 (decode_tokens drops it)
+        found = [self.cache.get(k) for k in keys]  # (layers, tokens, hidden) on the CPU
+        out = torch.zeros(self.num_layers, len(sentences), seq, self.representation_dim)
+        for row, layers in enumerate(found):
+            if layers is not None:
+                out[:, row, : layers.shape[1]] = layers
+        out = out.to(device)
+        missing = [row for row, layers in enumerate(found) if layers is None]
+        if missing:
+            new, _ = self.token_layers([sentences[row] for row in missing], device=device)
+            for position, row in enumerate(missing):
+                length = len(sentences[row])
+                self.cache.put(keys[row], new[:, position, :length])
+                out[:, row, :length] = new[:, position, :length].to(out.dtype)
+        lengths = torch.tensor([len(s) for s in sentences], device=device)
+        mask = torch.arange(seq, device=device)[None, :] < lengths[:, None]  # (rows, seq)
+        return out, mask
 
     def token_layers(self, sentences: list[list[str]], seq: int | None = None,
                      device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -287,5 +331,7 @@ register(
         Param("at_input", bool, True, doc="false: at the output only (every mix extra)"),
         Param("max_length", int, None, doc="pieces per window, specials included (default: "
               "the model's maximum)"),
+        Param("cache", fields=CACHE_PARAMS, default={},
+              doc="per-sentence layers of a frozen transformer, computed once"),
     ],
 )(TransformerEmbedder)
