@@ -1,5 +1,6 @@
 """Repository rules that a review could miss: large files live only beside a model card; no
-file cites notes that only the developers' machines have; relative doc links resolve."""
+file cites notes that only the developers' machines have; relative doc links resolve; committed
+results name no machine's folders."""
 
 from __future__ import annotations
 
@@ -130,3 +131,13 @@ def test_relative_links_in_the_docs_resolve() -> None:
                     and fragment.lower() not in _anchors(resolved.read_text(encoding="utf-8")):
                 broken.append(f"{where} (no such heading)")
     assert broken == [], "broken links:\n" + "\n".join(broken)
+
+
+def test_committed_results_name_no_machine_folders() -> None:
+    """Commands and configs in results/ are what a user types from the repository root."""
+    problems = []
+    for path in sorted((ROOT / "results").glob("*.json")):
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if re.search(r'"(command|config)": "[^"]*(?<![\w.-])/(?:work|home|tmp|root)/', line):
+                problems.append(f"{path.name}:{number}: {line.strip()}")
+    assert not problems, "\n".join(problems)

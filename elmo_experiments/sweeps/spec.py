@@ -81,7 +81,7 @@ class Cell:
 
     def command(self, run_dir: Path) -> str:
         """The equivalent ``elmo-exp train`` command line (for any other scheduler)."""
-        parts = ["elmo-exp", "train", self.config, "-s", str(run_dir), "--recover"]
+        parts = ["elmo-exp", "train", shown_path(self.config), "-s", str(run_dir), "--recover"]
         for override in self.overrides:
             parts += ["-o", override]
         for key, value in self.ext_vars:
@@ -197,13 +197,17 @@ def _shared_cells(path: Path, variants: dict[str, dict[str, Any]], cells: list[C
     return cells
 
 
-def cell_settings(cell: Cell) -> dict[str, Any]:
-    """What ``summary.json`` records of a cell (the config relative to the working directory
-    when it lies below it, so that a committed summary names no machine's folders)."""
-    config = Path(cell.config)
+def shown_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it, so that printed
+    commands and committed summaries name no machine's folders."""
     with contextlib.suppress(ValueError):
-        config = config.relative_to(Path.cwd())
+        return str(Path(path).relative_to(Path.cwd()))
+    return path
+
+
+def cell_settings(cell: Cell) -> dict[str, Any]:
+    """What ``summary.json`` records of a cell (its config as ``shown_path`` gives it)."""
     settings = {"variant": cell.variant, "seed": cell.seed, "fraction": cell.fraction,
-                "config": str(config), "overrides": list(cell.overrides),
+                "config": shown_path(cell.config), "overrides": list(cell.overrides),
                 "ext_vars": dict(cell.ext_vars)}
     return {**settings, "same_as": cell.same_as} if cell.same_as else settings

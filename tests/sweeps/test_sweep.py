@@ -97,12 +97,17 @@ def test_a_failing_cell_is_retried_once_and_reported(tmp_path: Path) -> None:
     assert [g["variant"] for g in summary["groups"]] == ["ok"]  # the whole spec's results
 
 
-def test_cells_commands_and_stats(tmp_path: Path) -> None:
+def test_cells_commands_and_stats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = _spec(tmp_path, {"a": {"ext_vars": {"ELMO_SIZE": "cpu"}}}, [3, 4])
     grid = load_sweep(spec)
     assert [c.name for c in grid.cells] == ["a-frac1-seed3", "a-frac1-seed4"]
-    command = grid.cells[0].command(tmp_path / "x")
+    command = grid.cells[0].command(Path("x"))
     assert "-o random_seed=3" in command and "--ext-var ELMO_SIZE=cpu" in command
+    config = Path(grid.cells[0].config)
+    monkeypatch.chdir(tmp_path)  # the config outside the working directory: as resolved
+    assert f"train {config} -s x" in grid.cells[0].command(Path("x"))
+    monkeypatch.chdir(config.parent)  # below it: relative, naming no machine's folders
+    assert grid.cells[0].command(Path("x")).startswith(f"elmo-exp train {config.name} -s x ")
     assert stats([1.0, 3.0]) == {"mean": 2.0, "std": pytest.approx(2 ** 0.5), "n": 2,
                                  "values": [1.0, 3.0]}
     printed = subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
