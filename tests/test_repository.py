@@ -138,6 +138,10 @@ def test_committed_results_name_no_machine_folders() -> None:
     problems = []
     for path in sorted((ROOT / "results").glob("*.json")):
         for number, line in enumerate(path.read_text().splitlines(), start=1):
-            if re.search(r'"(command|config)": "[^"]*(?<![\w.-])/(?:work|home|tmp|root)/', line):
+            absolute = re.search(r'"(command|config)": "[^"]*(?<![\w.-])/(?:work|home|tmp|root)/',
+                                 line)
+            elsewhere = re.search(r'"config": "(?!experiments/)|"command": "elmo-exp sweep '
+                                  r'(?!experiments/ablations/)', line)
+            if absolute or elsewhere:
                 problems.append(f"{path.name}:{number}: {line.strip()}")
     assert not problems, "\n".join(problems)
