@@ -399,9 +399,9 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
               help="an earlier summary of this sweep (a committed results file): its finished "
               "cells count as done here and enter the new summary")
 @click.option("--activation-cache", type=click.Path(file_okay=False), metavar="DIR",
-              help="a disk folder that every cell's ELMo activation cache shares (unless its "
-              "config names one): each sentence's biLM activations are computed once for the "
-              "whole sweep; results do not change")
+              help="a disk folder that every cell's activation cache (a frozen ELMo's or "
+              "transformer's) shares unless its config names one: each sentence's activations "
+              "are computed once for the whole sweep; results do not change")
 def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
           slurm_settings: tuple[str, ...], print_commands: bool, only: tuple[str, ...],
           seeds: tuple[int, ...], fractions: tuple[float, ...], threads: int | None,

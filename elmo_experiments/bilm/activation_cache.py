@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,8 @@ from elmo_experiments.config.registry import Param
 ACTIVATION_CACHE_ENV = "ELMO_ACTIVATION_CACHE"
 
 CACHE_PARAMS = (
-    Param("enabled", bool, True, doc="cache per-sentence activations of the frozen encoder"),
+    Param("enabled", bool, True, doc="cache per-sentence activations of the frozen encoder "
+          "(elmo: never in stateful mode)"),
     Param("memory_mb", float, 1024.0),
     Param("disk_dir", str, None,
           doc="also keep activations on disk here, shared by every run that names it (keys "
@@ -62,6 +64,12 @@ class ActivationCache:
         self.namespace = namespace
         if self.disk_root is not None:
             self.disk = self.disk_root / hashlib.sha1(namespace.encode()).hexdigest()[:16]
+
+    def open_namespace(self, describe: Callable[[], str]) -> None:
+        """On first use (after any checkpoint load): the namespace ``describe()`` gives, plus
+        the storage precision."""
+        if not self.namespace:
+            self.set_namespace(f"{describe()}|{'fp16' if self.fp16 else 'fp32'}")
 
     def key(self, ids: np.ndarray) -> str:
         digest = hashlib.sha1(self.namespace.encode())
@@ -109,6 +117,30 @@ def configured_cache(cache: dict[str, Any]) -> ActivationCache | None:
         return None
     disk_dir = cache.get("disk_dir") or os.environ.get(ACTIVATION_CACHE_ENV) or None
     return ActivationCache("", cache.get("memory_mb", 1024.0), disk_dir, cache.get("fp16", False))
+
+
+def read_through(cache: ActivationCache, keys: list[str | None], lengths: list[int],
+                 shape: tuple[int, int, int, int],
+                 compute: Callable[[list[int]], torch.Tensor]) -> torch.Tensor:
+    """(rows, layers, width, dim) on the CPU, zero beyond each row's length: every row's cached
+    activations, or, for the rows not cached yet, ``compute(rows)`` -> (those rows, layers,
+    at least their longest length, dim), which are stored. A row whose key is None stays zero
+    (an empty sentence) and is neither looked up nor computed."""
+    out = torch.zeros(shape)
+    missing = []
+    for row, key in enumerate(keys):
+        found = None if key is None else cache.get(key)
+        if found is not None:
+            out[row, :, : lengths[row]] = found
+        elif key is not None:
+            missing.append(row)
+    if missing:
+        new = compute(missing).detach().cpu()  # one copy off the device for the batch
+        for position, row in enumerate(missing):
+            activations = new[position, :, : lengths[row]]
+            cache.put(keys[row], activations)  # type: ignore[arg-type]  # missing: keyed rows
+            out[row, :, : lengths[row]] = activations  # as computed, even if stored as fp16
+    return out
 
 
 def weights_digest(module: torch.nn.Module) -> str:

@@ -11,6 +11,7 @@ from elmo_experiments.bilm.activation_cache import (
     CACHE_PARAMS,
     ActivationCache,
     configured_cache,
+    read_through,
     weights_digest,
 )
 from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
@@ -78,37 +79,27 @@ class ElmoTokenEmbedder(torch.nn.Module):
                 return self.runner.with_boundaries(ids)
         return self._cached_layers(ids)
 
-    def _cache_namespace(self) -> str:
-        """Digest of the weights actually loaded (a checkpoint may have replaced the files'),
-        the state rule and the storage precision."""
-        assert self.cache is not None
-        precision = "fp16" if self.cache.fp16 else "fp32"
-        return f"{weights_digest(self.runner.bilm)}|{self.runner.state_key()}|{precision}"
-
     def _cached_layers(self, ids: torch.Tensor) -> tuple[list[torch.Tensor], torch.Tensor]:
-        assert self.cache is not None
-        if not self.cache.namespace:  # computed on first use, after any checkpoint load
-            self.cache.set_namespace(self._cache_namespace())
+        """``_layers`` through the cache (keys: the weights actually loaded, as a checkpoint may
+        have replaced the files', and the state rule): only sentences not seen yet run."""
+        cache = self.cache
+        assert cache is not None
+        cache.open_namespace(lambda: f"{weights_digest(self.runner.bilm)}|"
+                                     f"{self.runner.state_key()}")
         lengths = (ids > 0).any(dim=2).sum(dim=1).tolist()
         rows = ids.cpu().numpy()
-        keys = [self.cache.key(rows[i, :n]) for i, n in enumerate(lengths)]
-        found = [self.cache.get(k) for k in keys]  # on the CPU
-        missing = [i for i, f in enumerate(found) if f is None]
-        seq = ids.shape[1] + 2
-        out = torch.zeros(ids.shape[0], self.runner.bilm.num_layers, seq, self.representation_dim)
-        for i, activations in enumerate(found):
-            if activations is not None:
-                out[i, :, : lengths[i] + 2] = activations
-        out = out.to(ids.device, non_blocking=True)  # one copy per batch, not per sentence
-        if missing:
+        keys: list[str | None] = [cache.key(rows[i, :n]) for i, n in enumerate(lengths)]
+
+        def compute(missing: list[int]) -> torch.Tensor:
             width = max(lengths[i] for i in missing)
             with torch.no_grad():
-                layers, sub_mask = self.runner.with_boundaries(ids[missing][:, :width])
-            stacked = torch.stack(layers, dim=1)  # (new, layers, width + 2, dim)
-            for position, i in enumerate(missing):
-                self.cache.put(keys[i], stacked[position, :, : lengths[i] + 2])
-            kept = sub_mask[:, None, :, None].to(torch.bool)  # zero beyond each sentence
-            out[missing, :, : width + 2] = torch.where(kept, stacked, 0.0).to(out.dtype)
+                layers, _ = self.runner.with_boundaries(ids[missing][:, :width])
+            return torch.stack(layers, dim=1)  # (missing, layers, width + 2, dim)
+
+        seq = ids.shape[1] + 2
+        out = read_through(cache, keys, [n + 2 for n in lengths],
+                           (ids.shape[0], self.runner.bilm.num_layers, seq,
+                            self.representation_dim), compute).to(ids.device)
         lengths_b = torch.tensor(lengths, device=ids.device) + 2
         mask = torch.arange(seq, device=ids.device)[None, :] < lengths_b[:, None]
         return list(out.unbind(dim=1)), mask

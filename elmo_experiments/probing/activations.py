@@ -62,7 +62,8 @@ class TransformerRunner:
         if problem:
             raise DataError(f"--weights {TRANSFORMER}{problem}")
         self.model = model
-        self.embedder: TransformerEmbedder = TransformerEmbedder(model, dropout=0.0)
+        self.embedder: TransformerEmbedder = TransformerEmbedder(
+            model, dropout=0.0, cache={"enabled": False})  # each sentence is read once
         self.embedder.to(resolve_device(device, "--device")).eval()
 
     @property

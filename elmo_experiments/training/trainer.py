@@ -228,9 +228,10 @@ class Trainer:
         logger.info("recovered after %s", where)
 
     def _refill_caches(self) -> None:
-        """With activation caches on (a frozen ELMo), redo the forward passes that filled them
-        before the interruption, in the same order, so the resumed run reads the very vectors
-        an uninterrupted one would (a cache fill depends on the batch it happened in)."""
+        """With activation caches on (a frozen ELMo or transformer), redo the forward passes
+        that filled them before the interruption, in the same order, so the resumed run reads
+        the very vectors an uninterrupted one would (a cache fill depends on the batch it
+        happened in)."""
         if not any(getattr(module, "caching", False) for module in self.model.modules()):
             return
         logger.info("refilling the activation caches as the first %d epochs filled them",

@@ -163,8 +163,9 @@ def test_the_environment_names_a_shared_disk_cache(tiny_bilm_dir: Path, tmp_path
 def test_cache_namespaces(tiny_bilm_dir: Path, other_tiny_bilm_dir: Path, tmp_path: Path) -> None:
     def namespace(weights: Path, **config: Any) -> str:
         embedder = build(weights, **config)
-        assert embedder.cache is not None
-        return embedder._cache_namespace()
+        assert embedder.cache is not None and not embedder.cache.namespace  # set on first use
+        embedder(batch_to_ids(SENTENCES[:1]))
+        return embedder.cache.namespace
 
     base = namespace(tiny_bilm_dir)
     digest = base.split("|")[0]

