@@ -386,6 +386,9 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
               help="a submitit Slurm parameter, key=value (e.g. slurm_partition=gpu)")
 @click.option("--print-commands", is_flag=True,
               help="print one `elmo-exp train` command per unfinished cell and run nothing")
+@click.option("--summary-only", is_flag=True,
+              help="run nothing: write the summary of the cells finished so far (while other "
+              "cells still train, say); it records the command without this flag")
 @click.option("--only", "only", multiple=True, metavar="VARIANT",
               help="run only this variant's cells (the summary covers the whole spec); "
               "repeatable")
@@ -403,7 +406,8 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
               "transformer's) shares unless its config names one: each sentence's activations "
               "are computed once for the whole sweep; results do not change")
 def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
-          slurm_settings: tuple[str, ...], print_commands: bool, only: tuple[str, ...],
+          slurm_settings: tuple[str, ...], print_commands: bool, summary_only: bool,
+          only: tuple[str, ...],
           seeds: tuple[int, ...], fractions: tuple[float, ...], threads: int | None,
           previous: str | None, activation_cache: str | None) -> None:
     """Run the grid SPEC (jsonnet: config, variants, seeds, fractions): one run directory per
@@ -441,7 +445,7 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     for pair in slurm_settings:
         key, _, value = pair.partition("=")
         slurm[key] = int(value) if value.isdigit() else value
-    own = grid.own()
+    own = replace(grid.own(), cells=[]) if summary_only else grid.own()
     ran = dict(zip([c.name for c in own.cells],
                    run_sweep(own, root, cluster, workers, slurm, threads) if own.cells else [],
                    strict=True))
@@ -451,8 +455,8 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
                                     "skipped" if finished(cell_dir(root, c)) else
                                     "previous" if c.name in earlier else "not run"}
                 for c in whole.cells]
-    summary = summarize(whole, root, statuses, " ".join(["elmo-exp", "sweep", *sys.argv[2:]]),
-                        earlier)
+    command = ["elmo-exp", "sweep", *(a for a in sys.argv[2:] if a != "--summary-only")]
+    summary = summarize(whole, root, statuses, " ".join(command), earlier)
     click.echo(render(summary), nl=False)
     click.echo(f"summary: {root / 'summary.json'}", err=True)
     if any(c["status"] in ("failed", "interrupted") for c in summary["cells"]):

@@ -78,7 +78,8 @@ def test_a_killed_grid_resumes(tmp_path: Path) -> None:
 def test_a_failing_cell_is_retried_once_and_reported(tmp_path: Path) -> None:
     spec = _spec(tmp_path, {"ok": {}, "broken": {"overrides": ["train_data_path=/no/such"]}},
                  [1])
-    done = _sweep(spec, tmp_path / "sweep")
+    root = tmp_path / "sweep"
+    done = _sweep(spec, root)
     assert done.returncode == 1
     summary = json.loads((tmp_path / "sweep" / "summary.json").read_text())
     status = {c["variant"]: c for c in summary["cells"]}
@@ -95,6 +96,15 @@ def test_a_failing_cell_is_retried_once_and_reported(tmp_path: Path) -> None:
     assert [(c["variant"], c["status"]) for c in summary["cells"]] == [("broken", "not run"),
                                                                       ("ok", "skipped")]
     assert [g["variant"] for g in summary["groups"]] == ["ok"]  # the whole spec's results
+
+    before = sorted(p.name for p in root.iterdir())
+    written = _sweep(spec, root, None, "--summary-only", "--seed", "1")  # runs nothing
+    assert written.returncode == 0, written.stderr
+    assert sorted(p.name for p in root.iterdir()) == before
+    summary = json.loads((root / "summary.json").read_text())
+    assert [(c["variant"], c["status"]) for c in summary["cells"]] == [("broken", "not run"),
+                                                                      ("ok", "skipped")]
+    assert summary["command"].endswith(" --seed 1") and "--summary-only" not in summary["command"]
 
 
 def test_cells_commands_and_stats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
