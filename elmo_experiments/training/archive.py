@@ -103,7 +103,9 @@ def write_archive(run_dir: str | Path, weights: str = "best.pt",
     target = Path(output) if output else run_dir / ARCHIVE_FILE
 
     def write(tmp: str) -> None:
-        with tarfile.open(tmp, "w:gz") as tar:
+        # weights barely compress: level 1 is 5% larger than 9 and ten times faster (a run
+        # with the shipped biLM: 2 s instead of 21)
+        with tarfile.open(tmp, "w:gz", compresslevel=1) as tar:
             data = json.dumps(manifest, indent=2).encode()
             info = tarfile.TarInfo(MANIFEST_FILE)
             info.size = len(data)
