@@ -453,7 +453,9 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     # and those another sweep runs point there
     statuses = [ran.get(c.name) or {"cell": c.name, "status": "shared" if c.same_as else
                                     "skipped" if finished(cell_dir(root, c)) else
-                                    "previous" if c.name in earlier else "not run"}
+                                    "previous" if c.name in earlier else
+                                    "unfinished" if (cell_dir(root, c) / "config.json").is_file()
+                                    else "not run"}
                 for c in whole.cells]
     command = ["elmo-exp", "sweep", *(a for a in sys.argv[2:] if a != "--summary-only")]
     summary = summarize(whole, root, statuses, " ".join(command), earlier)

@@ -92,7 +92,7 @@ def check_previous(summary: dict[str, Any], sweep: Sweep, source: str) -> None:
     mine = {c.name: c for c in sweep.cells}
     for cell in summary.get("cells", []):
         ours = mine.get(cell["name"])
-        if ours is None or cell.get("status") in ("not run", "shared"):
+        if ours is None or cell.get("status") in ("not run", "unfinished", "shared"):
             continue
         if (list(ours.overrides), dict(ours.ext_vars), Path(ours.config).name) != (
                 cell["overrides"], cell["ext_vars"], Path(cell["config"]).name):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -105,6 +106,11 @@ def test_a_failing_cell_is_retried_once_and_reported(tmp_path: Path) -> None:
     assert [(c["variant"], c["status"]) for c in summary["cells"]] == [("broken", "not run"),
                                                                       ("ok", "skipped")]
     assert summary["command"].endswith(" --seed 1") and "--summary-only" not in summary["command"]
+    shutil.copytree(root / "ok-frac1-seed1", root / "broken-frac1-seed1", dirs_exist_ok=True)
+    (root / "broken-frac1-seed1" / "metrics.json").unlink()  # as a cell still training is
+    _sweep(spec, root, None, "--summary-only")
+    summary = json.loads((root / "summary.json").read_text())
+    assert summary["cells"][0]["status"] == "unfinished"
 
 
 def test_cells_commands_and_stats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
