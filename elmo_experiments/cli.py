@@ -416,7 +416,7 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
 
     from elmo_experiments.data.files import read_json
     from elmo_experiments.sweeps.execute import cell_dir, finished, run_sweep
-    from elmo_experiments.sweeps.spec import load_sweep
+    from elmo_experiments.sweeps.spec import Cell, load_sweep
     from elmo_experiments.sweeps.summary import check_previous, previous_runs, render, summarize
 
     whole = load_sweep(spec)
@@ -451,12 +451,17 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
                    strict=True))
     # the summary covers every cell of the spec: those left out this time keep their results,
     # and those another sweep runs point there
-    statuses = [ran.get(c.name) or {"cell": c.name, "status": "shared" if c.same_as else
-                                    "skipped" if finished(cell_dir(root, c)) else
-                                    "previous" if c.name in earlier else
-                                    "unfinished" if (cell_dir(root, c) / "config.json").is_file()
-                                    else "not run"}
-                for c in whole.cells]
+    def left_out(cell: Cell) -> str:
+        run_dir = cell_dir(root, cell)
+        if cell.same_as:
+            return "shared"
+        if finished(run_dir):
+            return "skipped"
+        if cell.name in earlier:
+            return "previous"
+        return "unfinished" if (run_dir / "config.json").is_file() else "not run"
+
+    statuses = [ran.get(c.name) or {"cell": c.name, "status": left_out(c)} for c in whole.cells]
     command = ["elmo-exp", "sweep", *(a for a in sys.argv[2:] if a != "--summary-only")]
     summary = summarize(whole, root, statuses, " ".join(command), earlier)
     click.echo(render(summary), nl=False)

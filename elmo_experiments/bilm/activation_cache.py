@@ -143,7 +143,7 @@ def read_through(cache: ActivationCache, keys: list[str | None], lengths: list[i
     return out
 
 
-def weights_digest(module: torch.nn.Module) -> str:
+def state_digest(module: torch.nn.Module) -> str:
     """SHA-1 of a module's state (names and values): part of a cache namespace."""
     digest = hashlib.sha1()
     for name, tensor in sorted(module.state_dict().items()):

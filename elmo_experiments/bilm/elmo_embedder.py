@@ -12,7 +12,7 @@ from elmo_experiments.bilm.activation_cache import (
     ActivationCache,
     configured_cache,
     read_through,
-    weights_digest,
+    state_digest,
 )
 from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
 from elmo_experiments.bilm.pretrained import resolve_bilm, source_problem, weights_problem
@@ -84,7 +84,7 @@ class ElmoTokenEmbedder(torch.nn.Module):
         have replaced the files', and the state rule): only sentences not seen yet run."""
         cache = self.cache
         assert cache is not None
-        cache.open_namespace(lambda: f"{weights_digest(self.runner.bilm)}|"
+        cache.open_namespace(lambda: f"{state_digest(self.runner.bilm)}|"
                                      f"{self.runner.state_key()}")
         lengths = (ids > 0).any(dim=2).sum(dim=1).tolist()
         rows = ids.cpu().numpy()

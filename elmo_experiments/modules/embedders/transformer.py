@@ -32,10 +32,11 @@ from elmo_experiments.bilm.activation_cache import (
     ActivationCache,
     configured_cache,
     read_through,
-    weights_digest,
+    state_digest,
 )
 from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix, mixes_penalty, mixes_report
 from elmo_experiments.config.registry import PROBABILITY, Param, register
+from elmo_experiments.data.fields import lengths_mask
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import ConfigValueError, ElmoError
 from elmo_experiments.modules.embedders.stack import Embedded
@@ -240,7 +241,7 @@ class TransformerEmbedder(torch.nn.Module):
         cache = self.cache
         assert cache is not None
         cache.open_namespace(lambda: "|".join([
-            weights_digest(self.transformer),
+            state_digest(self.transformer),
             hashlib.sha1(self.tokenizer.backend_tokenizer.to_str().encode()).hexdigest(),
             self.pooling, str(self.budget)]))
         keys = [cache.key(np.array([ord(c) for c in "\0".join(s)], dtype=np.int64)) if s
@@ -253,8 +254,7 @@ class TransformerEmbedder(torch.nn.Module):
         lengths = [len(s) for s in sentences]
         out = read_through(cache, keys, lengths, (len(sentences), self.num_layers, seq,
                                                   self.representation_dim), compute)
-        mask = torch.arange(seq)[None, :] < torch.tensor(lengths)[:, None]  # (rows, seq)
-        return out.transpose(0, 1).to(device), mask.to(device)
+        return out.transpose(0, 1).to(device), lengths_mask(lengths, seq).to(device)
 
     def token_layers(self, sentences: list[list[str]], seq: int | None = None,
                      device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -264,8 +264,7 @@ class TransformerEmbedder(torch.nn.Module):
         rows = len(sentences)
         seq = max([0, *(len(s) for s in sentences)]) if seq is None else seq
         device = next(self.transformer.parameters()).device if device is None else device
-        lengths = torch.tensor([len(s) for s in sentences], device=device)
-        mask = torch.arange(seq, device=device)[None, :] < lengths[:, None]  # (rows, seq)
+        mask = lengths_mask([len(s) for s in sentences], seq).to(device)  # (rows, seq)
         pooled = torch.zeros(self.num_layers, rows * seq, self.representation_dim,
                              device=device)
         windows = self._windows(sentences)
