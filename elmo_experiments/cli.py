@@ -470,6 +470,31 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
         sys.exit(1)
 
 
+@cli.command("fill-cache")
+@click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--activation-cache", "cache_dir", required=True,
+              type=click.Path(file_okay=False), metavar="DIR",
+              help="the disk folder to fill (the one `sweep --activation-cache` names)")
+@click.option("--threads", type=click.IntRange(min=1), help="torch threads (default: torch's)")
+@config_options
+def fill_cache(config: str, cache_dir: str, threads: int | None, overrides: tuple[str, ...],
+               ext_vars: tuple[str, ...]) -> None:
+    """Compute the frozen encoder's activations (ELMo's or a transformer's) for every sentence
+    CONFIG trains and validates on into DIR, without training: the cells of a sweep given
+    `--activation-cache DIR` then read them from their first batch. Results do not change."""
+    import torch
+
+    from elmo_experiments.config.loader import parse_ext_vars
+    from elmo_experiments.fill_cache import fill_activation_cache
+    from elmo_experiments.training.session import setup_logging
+
+    if threads:
+        torch.set_num_threads(threads)
+    setup_logging(None)
+    _print_json(fill_activation_cache(config, cache_dir, parse_ext_vars(list(ext_vars)),
+                                      list(overrides)))
+
+
 @cli.group()
 def probe() -> None:
     """Probe each layer of a frozen biLM (the paper's Tables 5 and 6)."""

@@ -113,6 +113,32 @@ def build_vocabulary(reader: Any, instances: list[dict[str, Any]], settings: dic
     return vocab
 
 
+def build_readers(experiment: Experiment) -> tuple[Any, Any]:
+    """The training reader and the evaluation reader (the same object unless configured)."""
+    reader = experiment.reader.build()
+    evaluation_reader = (reader if experiment.evaluation_reader is experiment.reader
+                         else experiment.evaluation_reader.build())
+    return reader, evaluation_reader
+
+
+def read_datasets(experiment: Experiment, reader: Any, evaluation_reader: Any
+                  ) -> dict[str, list[dict[str, Any]]]:
+    """Every configured split, read; the training data cut to ``train_data_fraction``."""
+    datasets = {split: (reader if split == "train" else evaluation_reader).read(path)
+                for split, path in data_paths(experiment).items() if path}
+    datasets["train"] = subsample(datasets["train"], experiment["train_data_fraction"],
+                                  experiment["train_data_seed"])
+    return datasets
+
+
+def training_vocabulary(experiment: Experiment, reader: Any, evaluation_reader: Any,
+                        datasets: dict[str, list[dict[str, Any]]]) -> Vocabulary:
+    """The vocabulary a fresh run builds from its data."""
+    return build_vocabulary(reader, datasets["train"], experiment["vocabulary"],
+                            tuple((evaluation_reader, datasets[split])
+                                  for split in ("validation", "test") if split in datasets))
+
+
 def _build(spec: Spec, reader: Any, vocab: Vocabulary) -> Any:
     context = {"vocab": vocab, "label_encoding": getattr(reader, "label_encoding", None),
                "data_encoding": getattr(reader, "tag_scheme", None)}  # the file's own scheme
@@ -163,18 +189,13 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     seed = seed_everything(experiment.values)
     paths = data_paths(experiment)
     used_sample = warn_if_sample(paths)
-    reader = experiment.reader.build()
-    evaluation_reader = (reader if experiment.evaluation_reader is experiment.reader
-                         else experiment.evaluation_reader.build())
+    reader, evaluation_reader = build_readers(experiment)
     # a reader that may read several files for one path (a folder, a split of one) lists them
     # with its optional ``files(path)`` (docs/framework.md)
     readers = {"train": reader, "validation": evaluation_reader, "test": evaluation_reader}
     files_of = {split: r.files for split, r in readers.items() if hasattr(r, "files")}
     data_record = {**provenance(paths, files_of), "embedded_sample": used_sample}  # as read
-    datasets = {split: (reader if split == "train" else evaluation_reader).read(path)
-                for split, path in paths.items() if path}
-    datasets["train"] = subsample(datasets["train"], experiment["train_data_fraction"],
-                                  experiment["train_data_seed"])
+    datasets = read_datasets(experiment, reader, evaluation_reader)
     data_record["train_instances"] = len(datasets["train"])
     vocab_dir = run_dir / "vocabulary"
     resuming = recover and (run_dir / "config.json").is_file()
@@ -185,10 +206,7 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
         raise RunDirError(f"{vocab_dir}: missing or incomplete, but last.pt was trained with "
                           f"it; the run cannot resume (start it afresh with --force)")
     vocab = (Vocabulary.load(vocab_dir) if saved
-             else build_vocabulary(reader, datasets["train"], experiment["vocabulary"],
-                                   tuple((evaluation_reader, datasets[split])
-                                         for split in ("validation", "test")
-                                         if split in datasets)))
+             else training_vocabulary(experiment, reader, evaluation_reader, datasets))
     model = build_model(experiment, reader, vocab)
     dataset_metric = build_dataset_metric(experiment, evaluation_reader, vocab)
     try:

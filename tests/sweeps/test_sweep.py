@@ -209,6 +209,53 @@ def test_the_cells_of_a_sweep_share_an_activation_cache(tmp_path: Path,
     assert written[1] and written[2] == written[1]  # the second cell computed nothing anew
 
 
+def _fill(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("ELMO_DATA_DIR",
+                                                           "ELMO_ACTIVATION_CACHE")}
+    return subprocess.run([sys.executable, "-m", "elmo_experiments", "fill-cache", *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_a_filled_cache_serves_every_sentence_of_a_sweep(tmp_path: Path,
+                                                         tiny_bilm_dir: Path) -> None:
+    """`elmo-exp fill-cache` computes what the cells read: a second fill computes nothing, and
+    a cell trained on the filled folder writes no file into it."""
+    overrides = [*FAST[:-1], "trainer.num_epochs=1", "data_loader.batch_size=32"]
+    spec = tmp_path / "grid.jsonnet"
+    spec.write_text(json.dumps({
+        "name": "grid", "config": str(REPO / "experiments" / "ner.jsonnet"),
+        "ext_vars": {"ELMO_WEIGHTS": str(tiny_bilm_dir)}, "variants": {"elmo": {}},
+        "seeds": [1], "workers": 1, "metrics": ["best_validation_f1"], "overrides": overrides}))
+    cache = tmp_path / "activations"
+    args = [str(REPO / "experiments" / "ner.jsonnet"), "--activation-cache", str(cache),
+            "--ext-var", f"ELMO_WEIGHTS={tiny_bilm_dir}", "--threads", "1",
+            "-o", "data_loader.batch_size=7"]  # other batches than the cell's: same keys
+    first = _fill(*args)
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["activation_cache"] == str(cache.resolve())
+    assert set(report) == {"activation_cache", "train", "validation", "test"}
+    assert all(report[s]["computed"] > 0 for s in ("train", "validation", "test"))
+    written = {f: f.stat().st_mtime_ns for f in cache.rglob("*.npy")}
+    # a sentence twice in one batch is computed twice, and stored once
+    assert 0 < len(written) <= sum(report[s]["computed"] for s in ("train", "validation",
+                                                                    "test"))
+    again = json.loads(_fill(*args).stdout)
+    assert [again[s]["computed"] for s in ("train", "validation", "test")] == [0, 0, 0]
+    assert again["train"]["cached"] > 0
+    result = _sweep(spec, tmp_path / "s", None, "--activation-cache", str(cache))
+    assert result.returncode == 0, result.stderr
+    assert {f: f.stat().st_mtime_ns for f in cache.rglob("*.npy")} == written
+
+
+def test_filling_a_cache_needs_a_frozen_encoder(tmp_path: Path) -> None:
+    result = _fill(str(REPO / "experiments" / "ner_baseline.jsonnet"), "--activation-cache",
+                   str(tmp_path / "activations"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ") and "nothing to fill" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
 def test_a_cell_runs_with_the_threads_it_is_given(tmp_path: Path) -> None:
     import torch
 

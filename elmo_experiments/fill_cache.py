@@ -1,0 +1,89 @@
+"""Fill a disk activation cache for an experiment's data before its runs (no training).
+
+The cells of a sweep that share ``--activation-cache DIR`` would otherwise compute the same
+sentences' activations at the same time in their first epochs; filled once beforehand, every
+cell reads them from its first batch. The keys hold the frozen encoder's digest and settings,
+so a fill serves exactly the runs whose encoder it built.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from elmo_experiments.bilm.activation_cache import ACTIVATION_CACHE_ENV, ActivationCache
+from elmo_experiments.config.loader import load_config
+from elmo_experiments.config.paths import absolute_paths
+from elmo_experiments.data.batching import InstanceLoader, index_instances
+from elmo_experiments.errors import ConfigError
+from elmo_experiments.experiment import validate_experiment
+from elmo_experiments.run import (
+    build_model,
+    build_readers,
+    data_paths,
+    read_datasets,
+    training_vocabulary,
+)
+
+logger = logging.getLogger("elmo_experiments")
+
+
+def model_caches(model: torch.nn.Module) -> list[ActivationCache]:
+    """The activation caches of a model's frozen encoders (elmo, transformer embedders)."""
+    caches = (getattr(module, "cache", None) for module in model.modules())
+    return [cache for cache in caches if isinstance(cache, ActivationCache)]
+
+
+def fill_activation_cache(config_path: str | Path, cache_dir: str | Path,
+                          ext_vars: dict[str, str] | None = None,
+                          overrides: list[str] | None = None) -> dict[str, Any]:
+    """Run the model of ``config_path`` forward (evaluation mode, no gradients) over the
+    training data (its ``train_data_fraction``), the validation data, and the test data when it
+    is evaluated, so that every sentence's frozen-encoder activations land in ``cache_dir``.
+    Returns, per split, the sentences already there (``cached``) and those computed now."""
+    config = absolute_paths(load_config(config_path, ext_vars, overrides or []))
+    experiment = validate_experiment(config, source=str(config_path), check_paths=True)
+    folder = str(Path(cache_dir).resolve())
+    before = os.environ.get(ACTIVATION_CACHE_ENV)
+    os.environ[ACTIVATION_CACHE_ENV] = folder  # read when the embedders build their caches
+    try:
+        reader, evaluation_reader = build_readers(experiment)
+        datasets = read_datasets(experiment, reader, evaluation_reader)
+        vocab = training_vocabulary(experiment, reader, evaluation_reader, datasets)
+        model = build_model(experiment, reader, vocab).eval()
+    finally:
+        if before is None:
+            os.environ.pop(ACTIVATION_CACHE_ENV)
+        else:
+            os.environ[ACTIVATION_CACHE_ENV] = before
+    caches = [cache for cache in model_caches(model) if cache.disk_root is not None]
+    if not caches:
+        raise ConfigError(["model: no frozen encoder with an activation cache (an elmo or "
+                           "transformer embedder, requires_grad false, cache enabled, not "
+                           "stateful): nothing to fill"], source=str(config_path))
+    if any(cache.disk_root != Path(folder) for cache in caches):
+        logger.warning("a cache.disk_dir in the config wins over %s for its embedder", folder)
+    if not experiment["evaluate_on_test"]:
+        datasets.pop("test", None)
+    paths = data_paths(experiment)
+    report: dict[str, Any] = {"activation_cache": folder}
+    for split, instances in datasets.items():
+        indexed = index_instances(instances, reader.fields, vocab, source=str(paths[split]))
+        loader = InstanceLoader(indexed, reader.fields, experiment["data_loader"], train=False)
+        hits = sum(cache.hits for cache in caches)
+        misses = sum(cache.misses for cache in caches)
+        start = time.perf_counter()
+        with torch.no_grad():
+            for batch in loader.batches(0):
+                model(**batch.arguments())
+        report[split] = {"instances": len(instances),
+                         "cached": sum(cache.hits for cache in caches) - hits,
+                         "computed": sum(cache.misses for cache in caches) - misses,
+                         "seconds": round(time.perf_counter() - start, 1)}
+        logger.info("%s: %s", split, report[split])
+    return report
