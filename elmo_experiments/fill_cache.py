@@ -20,8 +20,10 @@ from elmo_experiments.bilm.activation_cache import ACTIVATION_CACHE_ENV, Activat
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.data.batching import InstanceLoader, index_instances
+from elmo_experiments.devices import trainer_device
 from elmo_experiments.errors import ConfigError
 from elmo_experiments.experiment import validate_experiment
+from elmo_experiments.precision import autocast
 from elmo_experiments.run import (
     build_model,
     build_readers,
@@ -29,6 +31,8 @@ from elmo_experiments.run import (
     read_datasets,
     training_vocabulary,
 )
+from elmo_experiments.training.distributed import SINGLE, place_on_device
+from elmo_experiments.training.session import seed_everything
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -42,12 +46,15 @@ def model_caches(model: torch.nn.Module) -> list[ActivationCache]:
 def fill_activation_cache(config_path: str | Path, cache_dir: str | Path,
                           ext_vars: dict[str, str] | None = None,
                           overrides: list[str] | None = None) -> dict[str, Any]:
-    """Run the model of ``config_path`` forward (evaluation mode, no gradients) over the
-    training data (its ``train_data_fraction``), the validation data, and the test data when it
-    is evaluated, so that every sentence's frozen-encoder activations land in ``cache_dir``.
-    Returns, per split, the sentences already there (``cached``) and those computed now."""
+    """Run the model of ``config_path`` forward as its training does (seeded, on its device,
+    under its ``amp``) but in evaluation mode and without gradients, over the training data
+    (its ``train_data_fraction``), the validation data, and the test data when it is
+    evaluated, so that every sentence's frozen-encoder activations land in ``cache_dir`` (or in
+    an embedder's own ``cache.disk_dir``). Returns the folders and, per split, the sentences
+    found there (``cached``, repeats of this fill's own included) and those computed now."""
     config = absolute_paths(load_config(config_path, ext_vars, overrides or []))
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
+    seed_everything(experiment.values)  # as training does before it builds the model
     folder = str(Path(cache_dir).resolve())
     before = os.environ.get(ACTIVATION_CACHE_ENV)
     os.environ[ACTIVATION_CACHE_ENV] = folder  # read when the embedders build their caches
@@ -61,26 +68,33 @@ def fill_activation_cache(config_path: str | Path, cache_dir: str | Path,
             os.environ.pop(ACTIVATION_CACHE_ENV)
         else:
             os.environ[ACTIVATION_CACHE_ENV] = before
-    caches = [cache for cache in model_caches(model) if cache.disk_root is not None]
+    caches = model_caches(model)
     if not caches:
         raise ConfigError(["model: no frozen encoder with an activation cache (an elmo or "
                            "transformer embedder, requires_grad false, cache enabled, not "
                            "stateful): nothing to fill"], source=str(config_path))
-    if any(cache.disk_root != Path(folder) for cache in caches):
-        logger.warning("a cache.disk_dir in the config wins over %s for its embedder", folder)
+    folders = sorted({str(cache.disk_root) for cache in caches})
+    if folders != [folder]:
+        logger.warning("the config's own cache.disk_dir wins over %s: filling %s", folder,
+                       ", ".join(folders))
+    for cache in caches:
+        cache.budget = 0  # the disk is what the runs share; keep no copies in memory
     if not experiment["evaluate_on_test"]:
         datasets.pop("test", None)
+    trainer = experiment["trainer"]
+    device = place_on_device(trainer_device(trainer), SINGLE)
+    model.to(device)
     paths = data_paths(experiment)
-    report: dict[str, Any] = {"activation_cache": folder}
+    report: dict[str, Any] = {"activation_cache": folders}
     for split, instances in datasets.items():
         indexed = index_instances(instances, reader.fields, vocab, source=str(paths[split]))
         loader = InstanceLoader(indexed, reader.fields, experiment["data_loader"], train=False)
         hits = sum(cache.hits for cache in caches)
         misses = sum(cache.misses for cache in caches)
         start = time.perf_counter()
-        with torch.no_grad():
-            for batch in loader.batches(0):
-                model(**batch.arguments())
+        for batch in loader.batches(0):
+            with torch.no_grad(), autocast(trainer.get("amp"), device.type):
+                model(**batch.to(device).arguments())
         report[split] = {"instances": len(instances),
                          "cached": sum(cache.hits for cache in caches) - hits,
                          "computed": sum(cache.misses for cache in caches) - misses,

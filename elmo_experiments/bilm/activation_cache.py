@@ -67,9 +67,12 @@ class ActivationCache:
 
     def open_namespace(self, describe: Callable[[], str]) -> None:
         """On first use (after any checkpoint load): the namespace ``describe()`` gives, plus
-        the storage precision."""
+        the storage precision and any autocast in force (mixed-precision runs compute other
+        activations, so they never share entries with fp32 runs)."""
         if not self.namespace:
-            self.set_namespace(f"{describe()}|{'fp16' if self.fp16 else 'fp32'}")
+            mixed = "".join(f"|autocast-{device}-{torch.get_autocast_dtype(device)}"
+                            for device in ("cpu", "cuda") if torch.is_autocast_enabled(device))
+            self.set_namespace(f"{describe()}|{'fp16' if self.fp16 else 'fp32'}{mixed}")
 
     def key(self, ids: np.ndarray) -> str:
         digest = hashlib.sha1(self.namespace.encode())
@@ -148,5 +151,6 @@ def state_digest(module: torch.nn.Module) -> str:
     digest = hashlib.sha1()
     for name, tensor in sorted(module.state_dict().items()):
         digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+        raw = tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8)  # any dtype
+        digest.update(raw.numpy().tobytes())
     return digest.hexdigest()

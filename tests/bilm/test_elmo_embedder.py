@@ -180,6 +180,34 @@ def test_cache_namespaces(tiny_bilm_dir: Path, other_tiny_bilm_dir: Path, tmp_pa
     assert namespace(tiny_bilm_dir, state="warm", warmup_file=str(warmup)) not in (base, warm)
 
 
+def test_mixed_precision_runs_never_share_entries_with_fp32_runs(tiny_bilm_dir: Path) -> None:
+    """Autocast changes the activations computed, so it is part of the namespace; fp32 keeps
+    the namespace it always had (existing disk caches stay valid)."""
+    def namespace(**autocast: Any) -> str:
+        embedder = build(tiny_bilm_dir).eval()
+        with torch.autocast("cpu", **autocast):
+            embedder(batch_to_ids(SENTENCES[:1]))
+        assert embedder.cache is not None
+        return embedder.cache.namespace
+
+    plain = namespace(enabled=False)
+    assert plain.endswith("|stateless|fp32")
+    assert namespace(dtype=torch.bfloat16) == f"{plain}|autocast-cpu-torch.bfloat16"
+
+
+def test_a_bf16_bilm_caches_its_activations(tiny_bilm_dir: Path) -> None:
+    """The namespace digests the weights whatever their dtype (bf16 has no numpy type)."""
+    embedder = build(tiny_bilm_dir, precision="bf16", dropout=0.0).eval()
+    ids = batch_to_ids(SENTENCES)
+    first = embedder(ids).input
+    second = embedder(ids).input
+    assert embedder.cache is not None and (embedder.cache.hits, embedder.cache.misses) == (3, 3)
+    torch.testing.assert_close(second, first, atol=0, rtol=0)
+    fp32 = build(tiny_bilm_dir, dropout=0.0).eval()
+    fp32(ids)
+    assert fp32.cache is not None and fp32.cache.namespace != embedder.cache.namespace
+
+
 def test_the_same_sentence_is_a_different_key_under_other_weights(
         tiny_bilm_dir: Path, other_tiny_bilm_dir: Path, tmp_path: Path) -> None:
     disk = {"dropout": 0.0, "cache": {"disk_dir": str(tmp_path / "cache")}}

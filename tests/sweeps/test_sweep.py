@@ -209,48 +209,57 @@ def test_the_cells_of_a_sweep_share_an_activation_cache(tmp_path: Path,
     assert written[1] and written[2] == written[1]  # the second cell computed nothing anew
 
 
-def _fill(*args: str) -> subprocess.CompletedProcess:
+def _elmo_exp(*args: str, cache: Path | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("ELMO_DATA_DIR",
                                                            "ELMO_ACTIVATION_CACHE")}
-    return subprocess.run([sys.executable, "-m", "elmo_experiments", "fill-cache", *args],
+    if cache is not None:
+        env["ELMO_ACTIVATION_CACHE"] = str(cache)
+    return subprocess.run([sys.executable, "-m", "elmo_experiments", *args],
                           capture_output=True, text=True, env=env, timeout=600)
 
 
-def test_a_filled_cache_serves_every_sentence_of_a_sweep(tmp_path: Path,
-                                                         tiny_bilm_dir: Path) -> None:
-    """`elmo-exp fill-cache` computes what the cells read: a second fill computes nothing, and
-    a cell trained on the filled folder writes no file into it."""
-    overrides = [*FAST[:-1], "trainer.num_epochs=1", "data_loader.batch_size=32"]
-    spec = tmp_path / "grid.jsonnet"
-    spec.write_text(json.dumps({
-        "name": "grid", "config": str(REPO / "experiments" / "ner.jsonnet"),
-        "ext_vars": {"ELMO_WEIGHTS": str(tiny_bilm_dir)}, "variants": {"elmo": {}},
-        "seeds": [1], "workers": 1, "metrics": ["best_validation_f1"], "overrides": overrides}))
-    cache = tmp_path / "activations"
-    args = [str(REPO / "experiments" / "ner.jsonnet"), "--activation-cache", str(cache),
-            "--ext-var", f"ELMO_WEIGHTS={tiny_bilm_dir}", "--threads", "1",
-            "-o", "data_loader.batch_size=7"]  # other batches than the cell's: same keys
-    first = _fill(*args)
+def _entries(folder: Path) -> set[Path]:
+    return {f.relative_to(folder) for f in folder.rglob("*.npy")}
+
+
+def test_a_filled_cache_holds_exactly_what_a_run_reads(tmp_path: Path,
+                                                       tiny_bilm_dir: Path) -> None:
+    """`elmo-exp fill-cache` and a training run of the same config (half the training data,
+    no test evaluation) compute the same entries into empty folders; a second fill computes
+    nothing."""
+    config = [str(REPO / "experiments" / "ner.jsonnet"),
+              "--ext-var", f"ELMO_WEIGHTS={tiny_bilm_dir}", "-o", "train_data_fraction=0.5",
+              "-o", "evaluate_on_test=false"]
+    trained = _elmo_exp("train", *config, "-s", str(tmp_path / "run"), "-o",
+                        "trainer.num_epochs=1", "-o", "trainer.progress_bar=false",
+                        cache=tmp_path / "by_training")
+    assert trained.returncode == 0, trained.stderr
+    fill = [*config, "--activation-cache", str(tmp_path / "filled"), "--threads", "1",
+            "-o", "data_loader.batch_size=7"]  # other batches than training's: same keys
+    first = _elmo_exp("fill-cache", *fill)
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
-    assert report["activation_cache"] == str(cache.resolve())
-    assert set(report) == {"activation_cache", "train", "validation", "test"}
-    assert all(report[s]["computed"] > 0 for s in ("train", "validation", "test"))
-    written = {f: f.stat().st_mtime_ns for f in cache.rglob("*.npy")}
-    # a sentence twice in one batch is computed twice, and stored once
-    assert 0 < len(written) <= sum(report[s]["computed"] for s in ("train", "validation",
-                                                                    "test"))
-    again = json.loads(_fill(*args).stdout)
-    assert [again[s]["computed"] for s in ("train", "validation", "test")] == [0, 0, 0]
-    assert again["train"]["cached"] > 0
-    result = _sweep(spec, tmp_path / "s", None, "--activation-cache", str(cache))
-    assert result.returncode == 0, result.stderr
-    assert {f: f.stat().st_mtime_ns for f in cache.rglob("*.npy")} == written
+    assert report["activation_cache"] == [str((tmp_path / "filled").resolve())]
+    assert set(report) == {"activation_cache", "train", "validation"}
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert report["train"]["instances"] == metrics["data"]["train_instances"]
+    filled = _entries(tmp_path / "filled")
+    assert filled == _entries(tmp_path / "by_training") and filled
+    # a sentence twice in one batch is computed twice and stored once
+    assert len(filled) <= report["train"]["computed"] + report["validation"]["computed"]
+    again = json.loads(_elmo_exp("fill-cache", *fill).stdout)
+    assert [again[s]["computed"] for s in ("train", "validation")] == [0, 0]
+    assert again["train"]["cached"] == report["train"]["cached"] + report["train"]["computed"]
 
 
-def test_filling_a_cache_needs_a_frozen_encoder(tmp_path: Path) -> None:
-    result = _fill(str(REPO / "experiments" / "ner_baseline.jsonnet"), "--activation-cache",
-                   str(tmp_path / "activations"))
+@pytest.mark.parametrize("config", [["ner_baseline.jsonnet"],
+                                    ["ner.jsonnet", "-o", "model.token_embedders.elmo.cache."
+                                     "enabled=false"]])
+def test_filling_a_cache_needs_a_frozen_cached_encoder(tmp_path: Path, tiny_bilm_dir: Path,
+                                                       config: list[str]) -> None:
+    result = _elmo_exp("fill-cache", str(REPO / "experiments" / config[0]), *config[1:],
+                       "--ext-var", f"ELMO_WEIGHTS={tiny_bilm_dir}",
+                       "--activation-cache", str(tmp_path / "activations"))
     assert result.returncode == 1
     assert result.stderr.startswith("error: ") and "nothing to fill" in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
