@@ -13,6 +13,7 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import torch
 
@@ -43,6 +44,11 @@ def model_caches(model: torch.nn.Module) -> list[ActivationCache]:
     return [cache for cache in caches if isinstance(cache, ActivationCache)]
 
 
+def _lookups(caches: list[ActivationCache]) -> tuple[int, int]:
+    """Hits and misses of all ``caches`` so far."""
+    return sum(c.hits for c in caches), sum(c.misses for c in caches)
+
+
 def fill_activation_cache(config_path: str | Path, cache_dir: str | Path,
                           ext_vars: dict[str, str] | None = None,
                           overrides: list[str] | None = None) -> dict[str, Any]:
@@ -56,18 +62,12 @@ def fill_activation_cache(config_path: str | Path, cache_dir: str | Path,
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
     seed_everything(experiment.values)  # as training does before it builds the model
     folder = str(Path(cache_dir).resolve())
-    before = os.environ.get(ACTIVATION_CACHE_ENV)
-    os.environ[ACTIVATION_CACHE_ENV] = folder  # read when the embedders build their caches
-    try:
-        reader, evaluation_reader = build_readers(experiment)
-        datasets = read_datasets(experiment, reader, evaluation_reader)
-        vocab = training_vocabulary(experiment, reader, evaluation_reader, datasets)
+    reader, evaluation_reader = build_readers(experiment)
+    datasets = read_datasets(experiment, reader, evaluation_reader)
+    vocab = training_vocabulary(experiment, reader, evaluation_reader, datasets)
+    # the embedders read the folder when they build their caches (as a sweep's cells do)
+    with patch.dict(os.environ, {ACTIVATION_CACHE_ENV: folder}):
         model = build_model(experiment, reader, vocab).eval()
-    finally:
-        if before is None:
-            os.environ.pop(ACTIVATION_CACHE_ENV)
-        else:
-            os.environ[ACTIVATION_CACHE_ENV] = before
     caches = model_caches(model)
     if not caches:
         raise ConfigError(["model: no frozen encoder with an activation cache (an elmo or "
@@ -89,15 +89,14 @@ def fill_activation_cache(config_path: str | Path, cache_dir: str | Path,
     for split, instances in datasets.items():
         indexed = index_instances(instances, reader.fields, vocab, source=str(paths[split]))
         loader = InstanceLoader(indexed, reader.fields, experiment["data_loader"], train=False)
-        hits = sum(cache.hits for cache in caches)
-        misses = sum(cache.misses for cache in caches)
+        hits, misses = _lookups(caches)
         start = time.perf_counter()
         for batch in loader.batches(0):
             with torch.no_grad(), autocast(trainer.get("amp"), device.type):
                 model(**batch.to(device).arguments())
-        report[split] = {"instances": len(instances),
-                         "cached": sum(cache.hits for cache in caches) - hits,
-                         "computed": sum(cache.misses for cache in caches) - misses,
+        hits_now, misses_now = _lookups(caches)
+        report[split] = {"instances": len(instances), "cached": hits_now - hits,
+                         "computed": misses_now - misses,
                          "seconds": round(time.perf_counter() - start, 1)}
         logger.info("%s: %s", split, report[split])
     return report

@@ -30,14 +30,19 @@ def _spec(tmp_path: Path, variants: dict, seeds: list[int], workers: int = 2) ->
     return path
 
 
+def _elmo_exp(*args: str, **env: str) -> subprocess.CompletedProcess:
+    """The command in a subprocess on the embedded samples, with no inherited activation cache
+    (``env``: variables to set)."""
+    inherited = {k: v for k, v in os.environ.items() if k not in ("ELMO_DATA_DIR",
+                                                                 "ELMO_ACTIVATION_CACHE")}
+    return subprocess.run([sys.executable, "-m", "elmo_experiments", *args],
+                          capture_output=True, text=True, env={**inherited, **env}, timeout=600)
+
+
 def _sweep(spec: Path, root: Path, fault: str | None = None, *args: str
            ) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
-    if fault:
-        env["ELMO_FAULT_AT"] = fault
-    return subprocess.run([sys.executable, "-m", "elmo_experiments", "sweep", str(spec),
-                           "-s", str(root), *args], capture_output=True, text=True, env=env,
-                          timeout=600)
+    return _elmo_exp("sweep", str(spec), "-s", str(root), *args,
+                     **({"ELMO_FAULT_AT": fault} if fault else {}))
 
 
 @pytest.mark.slow  # about a minute of worker processes; make test-all (CI) runs it
@@ -209,15 +214,6 @@ def test_the_cells_of_a_sweep_share_an_activation_cache(tmp_path: Path,
     assert written[1] and written[2] == written[1]  # the second cell computed nothing anew
 
 
-def _elmo_exp(*args: str, cache: Path | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("ELMO_DATA_DIR",
-                                                           "ELMO_ACTIVATION_CACHE")}
-    if cache is not None:
-        env["ELMO_ACTIVATION_CACHE"] = str(cache)
-    return subprocess.run([sys.executable, "-m", "elmo_experiments", *args],
-                          capture_output=True, text=True, env=env, timeout=600)
-
-
 def _entries(folder: Path) -> set[Path]:
     return {f.relative_to(folder) for f in folder.rglob("*.npy")}
 
@@ -232,7 +228,7 @@ def test_a_filled_cache_holds_exactly_what_a_run_reads(tmp_path: Path,
               "-o", "evaluate_on_test=false"]
     trained = _elmo_exp("train", *config, "-s", str(tmp_path / "run"), "-o",
                         "trainer.num_epochs=1", "-o", "trainer.progress_bar=false",
-                        cache=tmp_path / "by_training")
+                        ELMO_ACTIVATION_CACHE=str(tmp_path / "by_training"))
     assert trained.returncode == 0, trained.stderr
     fill = [*config, "--activation-cache", str(tmp_path / "filled"), "--threads", "1",
             "-o", "data_loader.batch_size=7"]  # other batches than training's: same keys
