@@ -66,8 +66,9 @@ def train(config: str, serialization_dir: str | None, force: bool, recover: bool
 @click.option("-s", "--serialization-dir", required=True, help="run directory")
 @click.option("--force", is_flag=True, help="wipe a non-empty run directory first")
 @click.option("--recover", is_flag=True, help="resume the run in a non-empty run directory")
-@click.option("--init-from", "init_dir", type=click.Path(file_okay=False),
-              help="start from this exported biLM (domain fine-tuning)")
+@click.option("--init-from", "init_dir", metavar="BILM",
+              help="continue this biLM (a directory, a shipped or released name): its "
+              "architecture, weights and, where it has one over the same words, its softmax")
 @config_options
 def pretrain(config: str, serialization_dir: str, force: bool, recover: bool,
              init_dir: str | None, overrides: tuple[str, ...], ext_vars: tuple[str, ...]) -> None:
@@ -98,10 +99,11 @@ def export_bilm(run_dir: str, output_dir: str, weights: str, float16: bool) -> N
 @click.argument("bilm")
 @click.argument("text", type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(["raw", "tokenized", "conll2012", "conll",
-                                                    "brown"]),
+                                                    "brown", "experiment"]),
               default="raw", show_default=True, help="how to read TEXT (as in pretraining)")
-@click.option("--split", default="heldout", show_default=True,
-              help="the split to score when TEXT is a prepared corpus folder")
+@click.option("--split", default=None,
+              help="the split to score: of a prepared corpus folder (default heldout), or with "
+              "--format experiment, of the task config TEXT (train, validation (default), test)")
 @click.option("--max-sentence-length", type=int, default=60, show_default=True,
               help="longer sentences are cut into pieces, as in pretraining")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
@@ -118,16 +120,22 @@ def perplexity(bilm: str, text: str, fmt: str, split: str, max_sentence_length: 
 
 @cli.command()
 @click.argument("config", type=click.Path(dir_okay=False))
+@click.option("--init-from", "init_dir", metavar="BILM",
+              help="a pretraining config's biLM to continue (its architecture is checked)")
 @config_options
-def validate(config: str, overrides: tuple[str, ...], ext_vars: tuple[str, ...]) -> None:
+def validate(config: str, init_dir: str | None, overrides: tuple[str, ...],
+             ext_vars: tuple[str, ...]) -> None:
     """Check CONFIG completely without reading any data; list every problem."""
     from elmo_experiments.config.loader import load_config, parse_ext_vars
     from elmo_experiments.experiment import validate_experiment
 
     raw = load_config(config, parse_ext_vars(list(ext_vars)), list(overrides))
     if "corpus" in raw:  # a biLM pretraining config
-        from elmo_experiments.bilm.pretraining.run import validate_pretrain
+        from elmo_experiments.bilm.pretrained import resolve_weights
+        from elmo_experiments.bilm.pretraining.run import continued_model, validate_pretrain
 
+        if init_dir:
+            raw["model"] = continued_model(raw.get("model"), resolve_weights(init_dir)[0], config)
         values = validate_pretrain(raw, config)
         click.echo(f"{config}: ok (pretraining {values['model'].entry.name})")
         return

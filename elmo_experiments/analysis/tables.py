@@ -14,11 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from elmo_experiments.analysis.significance import render_difference, versus_best
 from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.data.files import read_json
 from elmo_experiments.errors import DataError
 from elmo_experiments.sweeps.summary import mean_std
 
+FINETUNED = "elmo_finetuned"  # Table 1's variant with the biLM fine-tuned on the task's text
 TASKS = ("squad", "snli", "srl", "coref", "ner", "sst5")  # the order of the rows (the paper's)
 COLUMNS = {
     "table2": ("layers", ["baseline", "last", "lambda1", "lambda0.001"],
@@ -161,20 +163,31 @@ def _provenance(summaries: list[dict[str, Any] | None]) -> str:
     return (", ".join(digests) or "—") + (" (embedded sample data)" if sample else "")
 
 
+def _values(group: dict[str, Any] | None, key: str) -> list[float] | None:
+    """The seeds' figures of ``key`` in a group (None when not run)."""
+    figure = (group or {}).get("metrics", {}).get(key)
+    return list(figure.get("values") or []) or None if figure else None
+
+
 def table1(results: dict[str, dict[str, Any]]) -> list[str]:
     lines = ["| task | metric (test) | paper: baseline | paper: + ELMo | ours: baseline | "
-             "ours: + ELMo | ours: + MiniLM | biLM (SHA-1) |", "|---|---|---|---|---|---|---|---|"]
+             "ours: + ELMo | ours: + ELMo, biLM fine-tuned | ours: + MiniLM | "
+             "ELMo − baseline [95% CI] | fine-tuned − baseline [95% CI] | biLM (SHA-1) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for task in TASKS:
         info = expected(task)
         paper = info.get("paper", {}).get("table1", {})
         summary = results.get(f"{task}_main")
         key = info.get("metric_key", "")
+        baseline, elmo, tuned = (_group(summary, v) for v in ("baseline", "elmo", FINETUNED))
         lines.append(f"| {info.get('title', task)} | {info.get('metric', key)} | "
                      f"{_paper(paper.get('baseline'))} | "
                      f"{_paper(paper.get('elmo'), paper.get('elmo_std'))} | "
-                     f"{_ours(_group(summary, 'baseline'), key)} | "
-                     f"{_ours(_group(summary, 'elmo'), key)} | "
-                     f"{_ours(_group(summary, 'transformer'), key)} | {_provenance([summary])} |")
+                     f"{_ours(baseline, key)} | {_ours(elmo, key)} | {_ours(tuned, key)} | "
+                     f"{_ours(_group(summary, 'transformer'), key)} | "
+                     f"{render_difference(_values(elmo, key), _values(baseline, key))} | "
+                     f"{render_difference(_values(tuned, key), _values(baseline, key))} | "
+                     f"{_provenance([summary])} |")
     return lines
 
 
@@ -188,7 +201,11 @@ def ablation(results: dict[str, dict[str, Any]], table: str) -> list[str]:
         summary = results.get(f"{task}_{kind}")
         key = info.get("dev_metric_key", "")
         groups = [_group(summary, v) for v in variants]
-        ours = [_ours(g, key) + (" *" if g and g.get("shown_from") else "") for g in groups]
+        marks = versus_best({v: _values(g, key) or [] for v, g in zip(variants, groups,
+                                                                      strict=True)})
+        ours = [_ours(g, key) + (" *" if g and g.get("shown_from") else "")
+                + (f" {marks[v]}" if v in marks else "")
+                for g, v in zip(groups, variants, strict=True)]
         cells = [f"{o} (paper {_paper(paper.get(v))})" if paper else o
                  for o, v in zip(ours, variants, strict=True)]
         lines.append(f"| {info.get('title', task)} | {' | '.join(cells)} | "

@@ -4,7 +4,9 @@ Formats: ``tokenized`` (one sentence per line, whitespace tokens: PTB, WikiText,
 ``raw`` (running text, paragraphs split by blank lines, tokenised and split into sentences with
 the same spaCy rules as ``elmo-exp predict --text``), ``brown`` (the NLTK Brown zip, word/TAG
 tokens), ``conll`` (a task's column files: first column, labels ignored; for domain
-fine-tuning), ``conll2012`` (CoNLL-2012 documents: the words of column 4, e.g. LitBank). Paths
+fine-tuning), ``conll2012`` (CoNLL-2012 documents: the words of column 4, e.g. LitBank),
+``experiment`` (a task's text as its experiment config reads it: ``path`` is the config, ``split``
+its train, validation or test data, ``ext_vars`` its ext vars; ``experiment_text.py``). Paths
 may be files, folders or globs; ``.gz`` files are read transparently. A ``raw`` source may name
 CoNLL-2012 documents to ``exclude``: their text is cut out before tokenisation
 (``exclusion.py``), so that a test set stays unseen.
@@ -32,12 +34,16 @@ from elmo_experiments.errors import DataError
 
 logger = logging.getLogger("elmo_experiments")
 
-FORMATS = ("tokenized", "raw", "brown", "conll", "conll2012")
+FORMATS = ("tokenized", "raw", "brown", "conll", "conll2012", "experiment")
 SOURCE_PARAMS = (
-    Param("path", str, doc="file, folder or glob"),
+    Param("path", str, doc="file, folder or glob; for format experiment, a task config"),
     Param("format", str, "tokenized", choices=FORMATS),
     Param("exclude", str, None, doc="CoNLL-2012 documents (file, folder or glob) cut out of "
           "this raw text before training"),
+    Param("split", str, "train", choices=("train", "validation", "test"),
+          doc="format experiment: which of the config's data paths to read"),
+    Param("ext_vars", dict, {}, doc="format experiment: ext vars for the config (e.g. "
+          "ELMO_SIZE: 'cpu')"),
 )
 SEPARATOR = -1  # between sentences in an id array
 
@@ -117,10 +123,25 @@ READERS = {"tokenized": _tokenized, "raw": _raw, "brown": _brown, "conll": _conl
            "conll2012": _conll2012}
 
 
+def read_source(source: dict[str, Any], report: dict[str, Any] | None = None
+                ) -> Iterator[list[str]]:
+    """The sentences of one corpus source (a ``SOURCE_PARAMS`` dict)."""
+    if source.get("format") == "experiment":
+        from elmo_experiments.experiment_text import experiment_sentences
+
+        yield from experiment_sentences(source["path"], source.get("split") or "train",
+                                        source.get("ext_vars") or {})
+        return
+    yield from read_sentences(source["path"], source.get("format") or "tokenized",
+                              source.get("exclude"), report)
+
+
 def read_sentences(path: str, fmt: str, exclude: str | None = None,
                    report: dict[str, Any] | None = None) -> Iterator[list[str]]:
     """Sentences (token lists) of every file ``path`` names, in sorted file order; with
     ``exclude`` (raw text only), those documents cut out first, and noted in ``report``."""
+    if fmt == "experiment":
+        raise DataError(f"{path}: format experiment is read with read_source")
     if exclude is None:
         for file in expand(path):
             yield from READERS[fmt](file)
@@ -182,9 +203,15 @@ def fingerprint(train: list[dict[str, str]], evaluation: dict[str, dict[str, str
                 heldout_every: int, max_sentence_length: int) -> dict[str, Any]:
     """What a prepared corpus was made from: sources (files and sizes) and settings."""
 
-    def files(source: dict[str, str]) -> list[list[Any]]:
-        return [[str(f.resolve()), f.stat().st_size] for f in expand(source["path"])
-                if f.exists()]
+    def files(source: dict[str, Any]) -> list[list[Any]]:
+        paths = expand(source["path"])
+        if source.get("format") == "experiment":  # the config and the data it reads
+            from elmo_experiments.experiment_text import split_data_path
+
+            data = split_data_path(source["path"], source.get("split") or "train",
+                                   source.get("ext_vars") or {})
+            paths = paths + expand(data.split("#")[0])
+        return [[str(f.resolve()), f.stat().st_size] for f in paths if f.exists()]
 
     def excluded(source: dict[str, str]) -> dict[str, Any]:
         if not source.get("exclude"):
@@ -255,14 +282,13 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
     number = 0
     excluded: dict[str, Any] = {}
     for source in train:
-        for tokens in read_sentences(source["path"], source["format"], source.get("exclude"),
-                                     excluded):
+        for tokens in read_source(source, excluded):
             number += 1
             heldout = heldout_every > 0 and number % heldout_every == 0
             encode(tokens, arrays["heldout" if heldout else "train"], count=not heldout)
     for name, source in evaluation.items():
         arrays[name] = array("i")
-        for tokens in read_sentences(source["path"], source["format"]):
+        for tokens in read_source(source):
             encode(tokens, arrays[name], count=False)
     for name, values in arrays.items():
         np.save(directory / f"{name}.npy", np.frombuffer(values, dtype=np.int32))

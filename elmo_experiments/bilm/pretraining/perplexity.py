@@ -58,19 +58,29 @@ class _Progress:
                             enabled=self.show)
 
 
-def perplexity(weights: str, text: str, fmt: str = "raw", split: str = "heldout",
+def perplexity(weights: str, text: str, fmt: str = "raw", split: str | None = None,
                max_sentence_length: int = 60, batch_size: int = 64,
                progress: bool = True) -> dict[str, float]:
-    """Forward, backward and average perplexity (exact softmax) and the token count."""
+    """Forward, backward and average perplexity (exact softmax) and the token count.
+
+    ``split``: of a prepared corpus folder (default ``heldout``); with ``fmt`` experiment, of
+    the task config ``text`` (default ``validation``, its dev text)."""
     model, vocab = load_language_model(weights)
     settings = {"batch_size": batch_size, "max_tokens": None, "batches_per_epoch": None,
                 "max_eval_sentences": None}
     with tempfile.TemporaryDirectory() as folder:
         if Path(text).is_dir() and (Path(text) / "types.txt").is_file():
             corpus = PreparedCorpus.load(text)  # a prepared corpus: one of its splits
+            split = split or "heldout"
         else:
+            source = {"path": text, "format": fmt}
+            if fmt == "experiment":
+                source["split"] = split or "validation"
+            elif split is not None:
+                raise DataError(f"{text}: --split applies to a prepared corpus folder or to "
+                                "--format experiment")
             split = "text"
-            corpus = prepare_corpus([], {split: {"path": text, "format": fmt}}, folder,
+            corpus = prepare_corpus([], {split: source}, folder,
                                     heldout_every=0, max_sentence_length=max_sentence_length)
         loader = LmLoader(corpus, split, vocab, settings, train=False)
         if not len(loader.spans):

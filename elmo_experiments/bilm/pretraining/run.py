@@ -9,7 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.bilm.pretrained import write_checksums
+from elmo_experiments.bilm.options import BilmOptions
+from elmo_experiments.bilm.pretrained import resolve_weights, write_checksums
 from elmo_experiments.bilm.pretraining.corpus import SOURCE_PARAMS, PreparedCorpus, load_or_prepare
 from elmo_experiments.bilm.pretraining.lm_data import (
     LM_LOADER_PARAMS,
@@ -120,16 +121,51 @@ def export_bilm(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: s
     return directory
 
 
-def init_from(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: str | Path) -> None:
-    """Start from an exported biLM (domain fine-tuning); its softmax too if the vocab matches."""
-    directory = Path(directory)
-    load_weights(model.bilm, directory / "weights.hdf5")
-    if (directory / VOCAB_FILE).is_file() and \
-            SoftmaxVocabulary.load(directory / VOCAB_FILE).words == vocab.words:
-        model.softmax.load_hdf5(directory / SOFTMAX_FILE)
-        logger.info("initialised biLM and softmax from %s", directory)
-    else:
-        logger.info("initialised biLM from %s (new softmax: vocabulary differs)", directory)
+def architecture(options: BilmOptions, source: str) -> dict[str, Any]:
+    """The ``bilm_lm`` architecture parameters of released-layout ``options``."""
+    if options.cell_clip is None or options.proj_clip is None:
+        raise DataError(f"{source}: lstm.cell_clip and lstm.proj_clip must be set to continue "
+                        "training this biLM")
+    return {"cell_dim": options.cell_dim, "projection_dim": options.projection_dim,
+            "n_layers": options.n_layers, "cell_clip": options.cell_clip,
+            "proj_clip": options.proj_clip, "use_skip_connections": options.use_skip_connections,
+            "char_embedding_dim": options.char_embedding_dim,
+            "filters": [list(f) for f in options.filters], "n_highway": options.n_highway,
+            "activation": options.activation}
+
+
+def continued_model(model: Any, options_file: Path, config_source: str) -> dict[str, Any]:
+    """The config's ``model`` with the architecture of the biLM it continues: a fine-tuning
+    config names only its text, schedule, dropout and sampling; an architecture key it does
+    give must equal the biLM's (one problem per key that differs)."""
+    model = dict(model) if isinstance(model, dict) else {}
+    model.setdefault("type", "bilm_lm")
+    derived = architecture(BilmOptions.load(options_file), str(options_file))
+    problems = [f"model.{key}: {model[key]!r} differs from the --init-from biLM's {value!r} "
+                f"({options_file}); leave it out to take the biLM's"
+                for key, value in derived.items()
+                if key in model and json.loads(json.dumps(model[key])) != value]
+    if problems:
+        raise ConfigError(problems, source=config_source)
+    return {**model, **derived}
+
+
+def carried_over(vocab: SoftmaxVocabulary, weight_file: Path) -> list[str]:
+    """What continuing the biLM of ``weight_file`` keeps: its character encoder and LSTMs,
+    and its softmax when it has one over exactly the run's vocabulary."""
+    directory = weight_file.parent
+    keeps_softmax = (directory / VOCAB_FILE).is_file() and (directory / SOFTMAX_FILE).is_file() \
+        and SoftmaxVocabulary.load(directory / VOCAB_FILE).words == vocab.words
+    return ["char_cnn", "lstm", *(["softmax"] if keeps_softmax else [])]
+
+
+def init_from(model: BilmLanguageModel, weight_file: Path, parts: list[str]) -> None:
+    """Start from an exported or released biLM (domain fine-tuning): load ``parts``."""
+    load_weights(model.bilm, weight_file)
+    if "softmax" in parts:
+        model.softmax.load_hdf5(weight_file.parent / SOFTMAX_FILE)
+    logger.info("initialised %s from %s%s", ", ".join(parts), weight_file.parent,
+                "" if "softmax" in parts else " (a new softmax over the corpus's vocabulary)")
 
 
 def _corpus(settings: dict[str, Any], folder: Path) -> PreparedCorpus:
@@ -178,11 +214,14 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     never wipes a run for a corpus that cannot be read."""
     reads: dict[str, str] = {}
     config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
+    init_files = resolve_weights(init_dir) if init_dir else None
+    if init_files:  # the architecture is the continued biLM's
+        config["model"] = continued_model(config.get("model"), init_files[0], str(config_path))
     values = validate_pretrain(config, str(config_path))
     what = identity(config_path, overrides, ext_vars, reads, config)
-    if init_dir:
-        what["init_from"] = {"path": str(init_dir), "sha1": weights_digest(
-            Path(init_dir) / "options.json", Path(init_dir) / "weights.hdf5")}
+    if init_files:
+        what["init_from"] = {"name": init_dir, "path": str(init_files[1].parent),
+                             "sha1": weights_digest(*init_files)}
     run_dir = Path(serialization_dir)
     world = world_from_env()
     check_run_dir(run_dir, force=force, recover=recover)
@@ -200,14 +239,16 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
         saved = resuming and vocab_file.is_file()
         if saved:
             vocab = SoftmaxVocabulary.load(vocab_file)
-        elif init_dir and (Path(init_dir) / VOCAB_FILE).is_file():  # keep the softmax's words
-            vocab = SoftmaxVocabulary.load(Path(init_dir) / VOCAB_FILE)
+        elif init_files and (init_files[1].parent / VOCAB_FILE).is_file():  # keep its words
+            vocab = SoftmaxVocabulary.load(init_files[1].parent / VOCAB_FILE)
         else:
             vocab = SoftmaxVocabulary.from_corpus(corpus, values["corpus"]["vocab_size"],
                                                   values["corpus"]["min_count"])
         model = values["model"].build(vocab_size=len(vocab), seed=seed)
-        if init_dir and not (resuming and (run_dir / "last.pt").is_file()):
-            init_from(model, vocab, init_dir)
+        if init_files:
+            what["init_from"]["carried_over"] = parts = carried_over(vocab, init_files[1])
+            if not (resuming and (run_dir / "last.pt").is_file()):
+                init_from(model, init_files[1], parts)
         loader = values["data_loader"]
         if not len(LmLoader(corpus, "heldout", vocab, loader, seed, train=False).spans):
             raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
@@ -241,6 +282,8 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     metrics = summary(trainer, best)
     metrics["corpus"] = json.loads((corpus.directory / "summary.json").read_text())
     metrics["embedded_sample"] = used_sample
+    if init_files:
+        metrics["init_from"] = what["init_from"]
     for split in corpus.splits():
         if split not in ("train", "heldout"):
             result = evaluate(model, lm_loader(split), amp=values["trainer"].get("amp"),

@@ -20,6 +20,7 @@ from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.pretraining.lm_data import SoftmaxVocabulary
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
 from elmo_experiments.bilm.pretraining.run import (
+    carried_over,
     export_run,
     init_from,
     pretrain,
@@ -205,7 +206,9 @@ def test_init_from_copies_bilm_and_softmax_when_the_vocabulary_matches(runs) -> 
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.zero_()
-    init_from(model, vocab, export)
+    parts = carried_over(vocab, export / "weights.hdf5")
+    assert parts == ["char_cnn", "lstm", "softmax"]
+    init_from(model, export / "weights.hdf5", parts)
     for (name, ours), theirs in zip(model.state_dict().items(), source.state_dict().values(),
                                     strict=True):
         torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-6, msg=name)
@@ -214,7 +217,9 @@ def test_init_from_copies_bilm_and_softmax_when_the_vocabulary_matches(runs) -> 
     model2 = trained_model(runs["straight"])
     with torch.no_grad():
         model2.softmax.weight.fill_(0.25)
-    init_from(model2, other, export)
+    parts = carried_over(other, export / "weights.hdf5")
+    assert parts == ["char_cnn", "lstm"]
+    init_from(model2, export / "weights.hdf5", parts)
     assert bool((model2.softmax.weight == 0.25).all())
     torch.testing.assert_close(model2.bilm.char_encoder.projection_weight,
                                source.bilm.char_encoder.projection_weight)
@@ -396,3 +401,31 @@ def test_ship_script_exports_a_checked_biLM_with_its_card(runs, tmp_path: Path,
     reference = bilm_outputs(trained_model(runs["straight"]).bilm)
     for ours, theirs in zip(layers, reference, strict=True):  # float16 storage, float32 maths
         assert torch.allclose(ours, theirs, atol=2e-2 * theirs.abs().max().item())
+
+
+def test_fine_tuning_config_takes_the_shipped_biLM_architecture(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """experiments/bilm/finetune_ner.jsonnet names no architecture: --init-from gutenberg (a
+    shipped name) gives it, with the weights and the softmax over its own vocabulary."""
+    from elmo_experiments.bilm.pretrained import shipped
+    from elmo_experiments.bilm.weights import weights_digest
+
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+    monkeypatch.delenv("ELMO_VECTORS_DIR", raising=False)
+    gutenberg = shipped()["gutenberg"]
+    config = ROOT / "experiments" / "bilm" / "finetune_ner.jsonnet"
+    tuned = tmp_path / "tuned"
+    metrics = pretrain(config, tuned, init_dir="gutenberg",
+                       overrides=["data_loader.max_eval_sentences=8"])
+    assert metrics["init_from"]["carried_over"] == ["char_cnn", "lstm", "softmax"]
+    assert metrics["init_from"]["sha1"] == weights_digest(gutenberg / "options.json",
+                                                          gutenberg / "weights.hdf5")
+    saved = json.loads((tuned / "config.json").read_text())["model"]
+    assert (saved["cell_dim"], saved["projection_dim"], saved["n_highway"]) == (1024, 256, 1)
+    assert (tuned / "bilm" / "vocab.txt").read_text() == (gutenberg / "vocab.txt").read_text()
+    assert json.loads((tuned / "bilm" / "options.json").read_text()) == json.loads(
+        (gutenberg / "options.json").read_text())
+    with pytest.raises(ConfigError, match=r"model\.cell_dim: 512 differs from the --init-from"):
+        pretrain(config, tmp_path / "other", init_dir="gutenberg",
+                 overrides=["model.cell_dim=512"])
+    assert not (tmp_path / "other").exists()
