@@ -9,8 +9,12 @@ local main_baseline(task) = { config: '../' + task + '_baseline.jsonnet',
 local main_elmo(task) = { same_as: task + '_main.jsonnet:elmo' };
 {
   seeds: [1, 2, 3],
-  // Table 1: the task's baseline, its ELMo config as shipped, and the same with a pretrained
-  // transformer in ELMo's place (test sets).
+  // Table 1: the task's baseline, its ELMo config as shipped, the same with the biLM first
+  // fine-tuned on the task's training text (supplement A.1; made beforehand by
+  //   elmo-exp pretrain experiments/bilm/finetune_<task>.jsonnet -s runs/bilm_finetuned/<task>
+  //       --init-from gutenberg
+  // from the project's root, where the sweep runs), and a pretrained transformer in ELMo's
+  // place (test sets).
   main(task, ext_vars={}):: {
     name: task + '_main',
     config: '../' + task + '.jsonnet',
@@ -18,6 +22,7 @@ local main_elmo(task) = { same_as: task + '_main.jsonnet:elmo' };
     variants: {
       baseline: { config: '../' + task + '_baseline.jsonnet' },
       elmo: {},
+      elmo_finetuned: { ext_vars: { ELMO_WEIGHTS: 'runs/bilm_finetuned/' + task + '/bilm' } },
       transformer: { config: '../' + task + '_transformer.jsonnet' },
     },
     seeds: $.seeds,
