@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.analysis.significance import render_difference, versus_best
+from elmo_experiments.analysis.significance import TOO_FEW, render_difference, versus_best
 from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.data.files import read_json
 from elmo_experiments.errors import DataError
@@ -52,6 +52,8 @@ def load_results(folder: str | Path) -> dict[str, dict[str, Any]]:
             found[f"probe:wsd:{path.stem}"] = data
         elif isinstance(data, dict) and "tagset" in data and "layers" in data:
             found[f"probe:pos:{path.stem}"] = data
+        elif isinstance(data, dict) and data.get("kind") == "bilm_finetuning":
+            found["bilm_finetuning"] = data
     return resolve_shared(found)
 
 
@@ -213,6 +215,72 @@ def ablation(results: dict[str, dict[str, Any]], table: str) -> list[str]:
     return lines
 
 
+def _perplexities(figures: dict[str, Any]) -> str:
+    return (f"{figures['perplexity_forward']:.1f} / {figures['perplexity_backward']:.1f} / "
+            f"**{figures['perplexity']:.1f}**")
+
+
+def finetuning_table(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The supplement's table (A.1): each task's dev text under the biLM before and after one
+    pass over the task's training text (``tasks/bilm/finetuning.py``)."""
+    data = results.get("bilm_finetuning")
+    if not data:
+        return ["No fine-tuned biLM is measured yet (`results/bilm_finetuning.json`, from "
+                "`python tasks/bilm/finetuning.py`)."]
+    lines = ["| task | dev text: tokens | before: forward / backward / **average** | "
+             "after | paper (average, before → after) | fine-tuning: training tokens, wall "
+             "time | biLM after (SHA-1) |", "|---|---|---|---|---|---|---|"]
+    for task in TASKS:
+        row = data["tasks"].get(task)
+        if row is None:
+            continue
+        info = expected(task)
+        paper = info.get("paper", {}).get("finetune_perplexity")
+        tuning = row["finetuning"]
+        paper_cell = f"{paper['before']} → {paper['after']}" if paper else "—"
+        lines.append(f"| {info.get('title', task)} | {row['tokens']:,} | "
+                     f"{_perplexities(row['before'])} | {_perplexities(row['after'])} | "
+                     f"{paper_cell} | {tuning['training_tokens']:,}, "
+                     f"{tuning['wall_seconds'] / 60:.1f} min | {row['biLM_after_sha1'][:8]} |")
+    before = sorted({row["biLM_before_sha1"][:8] for row in data["tasks"].values()})
+    lines += ["", f"Before: `{data.get('before')}` ({', '.join(before)}); "
+              "each after: that biLM after one pass over the task's training text "
+              "(`experiments/bilm/finetune_<task>.jsonnet`), exact softmax over its vocabulary; "
+              f"regenerate with `{data.get('command')}`."]
+    return lines
+
+
+def _verdict(difference: str) -> str:
+    if difference == "—":
+        return "not run"
+    if difference == TOO_FEW:
+        return "fewer than 2 seeds"
+    if difference.endswith("†"):
+        return "a gain beyond seed noise" if not difference.startswith("−") else \
+            "a loss beyond seed noise"
+    return "within seed noise"
+
+
+def evidence(results: dict[str, dict[str, Any]]) -> list[str]:
+    """One row per task: does ELMo's gain on test stand out of seed noise, as the paper's
+    does, with the shipped biLM and with it fine-tuned on the task's text?"""
+    lines = ["| task | paper: ELMo − baseline | ours: ELMo − baseline [95% CI] | verdict | "
+             "ours: fine-tuned − baseline [95% CI] | verdict |", "|---|---|---|---|---|---|"]
+    for task in TASKS:
+        info = expected(task)
+        paper = info.get("paper", {}).get("table1", {})
+        summary = results.get(f"{task}_main")
+        key = info.get("metric_key", "")
+        baseline = _values(_group(summary, "baseline"), key)
+        shipped = render_difference(_values(_group(summary, "elmo"), key), baseline)
+        tuned = render_difference(_values(_group(summary, FINETUNED), key), baseline)
+        gain = (f"{paper['elmo'] - paper['baseline']:+.1f}"
+                if "elmo" in paper and "baseline" in paper else "—")
+        lines.append(f"| {info.get('title', task)} | {gain} | {shipped} | {_verdict(shipped)} | "
+                     f"{tuned} | {_verdict(tuned)} |")
+    return lines
+
+
 def render_tables(folder: str | Path) -> str:
     """Tables 1, 2 and 3 as markdown, ours as mean ± std (n seeds); "—" where not run."""
     results = load_results(folder)
@@ -223,7 +291,16 @@ def render_tables(folder: str | Path) -> str:
              "", "**Table 2** (development sets): how the biLM layers are combined.", "",
              *ablation(results, "table2"), "",
              "**Table 3** (development sets): where ELMo goes.", "", *ablation(results, "table3"),
-             "", "\\* the same runs as Table 1's (the same config and seeds; dev metric).",
+             "", "\\* the same runs as Table 1's (the same config and seeds; dev metric). "
+             "Against the row's best column (the highest mean over at least 2 seeds): ≈ within "
+             "seed noise of it, ▼ below it beyond seed noise (Welch's 95% interval of the "
+             "difference excludes 0); \"n too small\": fewer than 2 seeds. In Table 1, † marks "
+             "a difference whose 95% interval (Welch's t over seeds) excludes 0.",
+             "", "**What the evidence says** (test sets; SQuAD: dev): ELMo's gain over the "
+             "baseline with the shipped biLM, and with the biLM fine-tuned on the task's "
+             "training text, against seed noise.", "", *evidence(results),
+             "", "**Domain fine-tuning** (the paper's supplement A.1): perplexity of each "
+             "task's dev text.", "", *finetuning_table(results),
              "", "**Tables 5 and 6**: what each layer of a frozen biLM (or transformer) "
              "captures (linear POS probe, nearest-sense WSD).", "", *probes(results)]
     return "\n".join(parts) + "\n"

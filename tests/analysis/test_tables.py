@@ -40,7 +40,8 @@ def test_tables_show_ours_beside_the_papers(tmp_path: Path) -> None:
         _group("last", {"best_validation_accuracy": _figure(61.0, 1.0, 2)})])))
     text = render_tables(tmp_path)
     assert ("| NER | span F1 (conlleval), test set eng.testb | 90.15 | 92.22 ± 0.1 | "
-            "80.12 ± 0.46 (3) | 82.50 ± 0.25 (3) | 81.00 ± 0.50 (3) | 01234567 |") in text
+            "80.12 ± 0.46 (3) | 82.50 ± 0.25 (3) | — | 81.00 ± 0.50 (3) | — | — | 01234567 |"
+            ) in text
     assert "| SNLI | — (paper 88.1) | 61.00 ± 1.00 (2) (paper 89.1) | — (paper 89.3) |" in text
     assert "| SST-5 | — | — | — | — | — |" in text
 
@@ -145,3 +146,50 @@ def test_a_shared_cell_shows_the_other_sweeps_runs(tmp_path: Path) -> None:
     assert "| NER | 88.00 ± 0.50 (3) * | 89.00 ± 0.25 (3) | — | — | 01234567 |" in text
     (tmp_path / "ner_main.json").unlink()  # the other sweep not committed: not shown
     assert "| NER | — | 89.00 ± 0.25 (3) | — | — | 01234567 |" in render_tables(tmp_path)
+
+
+def _seeds(*values: float) -> dict:
+    import statistics
+
+    return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1
+            else 0.0, "n": len(values), "values": list(values)}
+
+
+def test_differences_and_marks_come_from_the_seeds(tmp_path: Path) -> None:
+    # baseline 80, 81, 82; ELMo 85, 86, 87: +5 with Welch's half width t(0.975, 4) * sqrt(2/3)
+    # = 2.776445 * 0.816497 = 2.27; fine-tuned on one seed only
+    (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", [
+        _group("baseline", {"test_conlleval_f1": _seeds(80.0, 81.0, 82.0)}),
+        _group("elmo", {"test_conlleval_f1": _seeds(85.0, 86.0, 87.0)}),
+        _group("elmo_finetuned", {"test_conlleval_f1": _seeds(90.0)})])))
+    (tmp_path / "sst5_layers.json").write_text(json.dumps(_summary("sst5_layers", [
+        _group("baseline", {"best_validation_accuracy": _seeds(40.0, 41.0, 42.0)}),
+        _group("last", {"best_validation_accuracy": _seeds(47.0, 48.0, 49.0)}),
+        _group("lambda1", {"best_validation_accuracy": _seeds(46.0, 48.0, 49.0)}),
+        _group("lambda0.001", {"best_validation_accuracy": _seeds(50.0)})])))
+    text = render_tables(tmp_path)
+    assert "| 81.00 ± 1.00 (3) | 86.00 ± 1.00 (3) | 90.00 (1) | — | +5.00 [+2.73, +7.27] † | " \
+        "n too small | 01234567 |" in text
+    assert ("| NER | +2.1 | +5.00 [+2.73, +7.27] † | a gain beyond seed noise | n too small | "
+            "fewer than 2 seeds |") in text
+    assert ("| SST-5 | 41.00 ± 1.00 (3) ▼ | 48.00 ± 1.00 (3) best | 47.67 ± 1.53 (3) ≈ | "
+            "50.00 (1) n too small | 01234567 |") in text
+
+
+def test_the_fine_tuning_perplexities_table(tmp_path: Path) -> None:
+    row = {"tokens": 50722, "biLM_before_sha1": "a9348db5" + "0" * 32,
+           "biLM_after_sha1": "feedbeef" + "0" * 32,
+           "before": {"perplexity_forward": 272.76, "perplexity_backward": 265.34,
+                      "perplexity": 269.05},
+           "after": {"perplexity_forward": 72.93, "perplexity_backward": 70.88,
+                     "perplexity": 71.9},
+           "finetuning": {"training_tokens": 187466, "wall_seconds": 283.3}}
+    (tmp_path / "bilm_finetuning.json").write_text(json.dumps({
+        "kind": "bilm_finetuning", "before": "gutenberg", "command": "python x.py",
+        "tasks": {"ner": row, "snli": row}}))
+    text = render_tables(tmp_path)
+    assert ("| NER | 50,722 | 272.8 / 265.3 / **269.1** | 72.9 / 70.9 / **71.9** | — | "
+            "187,466, 4.7 min | feedbeef |") in text
+    assert "| SNLI | 50,722 | 272.8 / 265.3 / **269.1** | 72.9 / 70.9 / **71.9** | " \
+        "about 72 → about 17 |" in text
+    assert "Before: `gutenberg` (a9348db5)" in text
