@@ -3,10 +3,13 @@ unnoticed); their figures are not checked here."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,3 +31,24 @@ def test_bench_pretrain_times_both_precisions_on_a_tiny_architecture() -> None:
     for line in ("fp32 matmul peak", "tiny: ", "  fp32: ", "  bf16: ", "bf16 / fp32 tokens/s",
                  "matrix products (one profiled step): fp32 ", "if all but the matrix products"):
         assert line in result.stdout
+
+
+@pytest.mark.slow
+def test_gpu_check_dry_run_takes_every_path_on_the_cpu(tmp_path: Path) -> None:
+    """benchmarks/gpu_check.sh --dry-run: the six tasks in fp32 and bf16 (tiny biLM, CPU-sized
+    configs), the biLM forward and the pretraining benchmarks, all written to one folder."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ELMO_DATA_DIR", "ELMO_VECTORS_DIR", "ELMO_WEIGHTS", "ELMO_SIZE")}
+    env.update(GPU_CHECK_OUT=str(tmp_path), PYTHON=sys.executable, OMP_NUM_THREADS="1")
+    result = subprocess.run(["bash", "benchmarks/gpu_check.sh", "--dry-run"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    check = json.loads((tmp_path / "tasks.json").read_text())
+    assert check["dry_run"] and check["device"] == "cpu"
+    rows = {(row["task"], row["precision"]): row for row in check["rows"]}
+    assert sorted(rows) == sorted((t, p) for t in ("ner", "sst5", "snli", "squad", "srl", "coref")
+                                  for p in ("fp32", "bf16"))
+    assert all("error" not in row and row["finite"] and row["steps"] == 3 for row in rows.values())
+    assert "tokens/s" in (tmp_path / "bench_bilm.txt").read_text()
+    assert "  bf16: " in (tmp_path / "bench_pretrain.txt").read_text()
+    assert "# device: cpu" in (tmp_path / "header.txt").read_text()
