@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import numpy as np
 import torch
 
 from elmo_experiments.config.registry import Param
+from elmo_experiments.data.files import atomic_write
 
 # A disk folder for the activation caches of every run that does not name its own (a sweep's
 # cells then compute each sentence's activations once between them: `elmo-exp sweep
@@ -96,12 +96,13 @@ class ActivationCache:
             return  # a full memory cache and no disk: nothing to copy the activations for
         stored = activations.detach().to("cpu", dtype).clone()
         self._remember(key, stored)
-        if self.disk is not None:
-            self.disk.mkdir(parents=True, exist_ok=True)
-            handle, tmp = tempfile.mkstemp(dir=self.disk, suffix=".tmp")
-            with os.fdopen(handle, "wb") as out:
-                np.save(out, stored.numpy())
-            os.replace(tmp, self.disk / f"{key}.npy")
+        if self.disk is not None:  # not synced: a cache, recomputed if lost
+
+            def write(tmp: str) -> None:
+                with open(tmp, "wb") as handle:
+                    np.save(handle, stored.numpy())
+
+            atomic_write(self.disk / f"{key}.npy", write, durable=False)
 
     def _admits(self, key: str, size: int) -> bool:
         """Whether memory takes a new entry of ``size`` bytes (once full, the first stay)."""

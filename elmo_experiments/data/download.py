@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import textwrap
 import urllib.error
 import urllib.request
@@ -24,7 +23,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from elmo_experiments.config.registry import suggest
-from elmo_experiments.data.files import DATA_DIR_VARIABLE, atomic_write, sha256_of
+from elmo_experiments.data.files import (
+    DATA_DIR_VARIABLE,
+    atomic_write,
+    atomic_write_text,
+    create_staging_folder,
+    fsync_path,
+    replace_folder,
+    sha256_of,
+)
 from elmo_experiments.errors import DataError
 
 MANIFEST = ".downloads.json"
@@ -245,8 +252,7 @@ class Manifest:
             del self.data["files"][relative]
         for relative, sha in files.items():
             self.data["files"][relative] = {"sha256": sha, "source": source.url}
-        text = json.dumps(self.data, indent=1, sort_keys=True) + "\n"
-        atomic_write(self.path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        atomic_write_text(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
 
 
 def _files_under(root: Path, folder: str) -> dict[str, str]:
@@ -351,7 +357,9 @@ def _fetch(url: str, path: Path, expected: str | None, manifest: Path,
         raise DataError(f"{path}: SHA-256 {digest} differs from the expected {expected}; the "
                         f"download was deleted (if the source changed on purpose, remove its "
                         f"entry from {manifest})")
+    fsync_path(part)  # then renamed into place as atomic_write does
     os.replace(part, path)
+    fsync_path(path.parent)
     return digest
 
 
@@ -421,8 +429,7 @@ def _extract_folder(archive: zipfile.ZipFile, prefix: str, folder: Path, compres
     if not members:
         raise DataError(f"{archive.filename}: the archive has nothing under {prefix} (has the "
                         "source changed?)")
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    tmp = create_staging_folder(folder)
     try:
         for info in members:
             relative = Path(info.filename[len(prefix):])
@@ -431,12 +438,6 @@ def _extract_folder(archive: zipfile.ZipFile, prefix: str, folder: Path, compres
             name = relative.with_name(relative.name + ".gz") if compress else relative
             with archive.open(info) as handle:
                 _write(tmp / name, handle, compress)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private
-        old = folder.with_name(f".{folder.name}.old")
-        if folder.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(folder, old)
-        os.replace(tmp, folder)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_folder(tmp, folder)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -22,6 +22,7 @@ from typing import Any
 from elmo_experiments.bilm.pretrained import write_checksums
 from elmo_experiments.bilm.pretraining.perplexity import perplexity
 from elmo_experiments.bilm.pretraining.run import export_run, validate_pretrain
+from elmo_experiments.data.files import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_BYTES = 40_000_000
@@ -206,8 +207,8 @@ def main() -> None:
     if prepared:
         places[str(prepared)] = "$ELMO_PREPARED_CORPUS"
     record = portable(record, places)
-    (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
-    (out / "MODEL_CARD.md").write_text(card(args.name, record, args.run_dir, out))
+    atomic_write_text(out / "training.json", json.dumps(record, indent=1) + "\n")
+    atomic_write_text(out / "MODEL_CARD.md", card(args.name, record, args.run_dir, out))
     write_checksums(out)
     total = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
     print(f"{out}: {total:,} bytes in all (limit {LIMIT_BYTES:,})")
