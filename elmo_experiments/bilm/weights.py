@@ -15,6 +15,7 @@ import torch
 from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.data.files import atomic_write, sha1_of
+from elmo_experiments.data.hdf5_output import HDF5Output
 from elmo_experiments.errors import DataError
 
 OPTIONS_FILE, WEIGHTS_FILE = "options.json", "weights.hdf5"
@@ -162,7 +163,6 @@ def save_weights(bilm: BidirectionalLM, directory: str | Path, dtype: type = np.
     (``dtype`` float16 halves the file; loading always upcasts to float32)."""
     import json
 
-    import h5py
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -170,9 +170,9 @@ def save_weights(bilm: BidirectionalLM, directory: str | Path, dtype: type = np.
     atomic_write(directory / OPTIONS_FILE, lambda tmp: Path(tmp).write_text(options))
 
     def write(tmp: str) -> None:
-        with h5py.File(tmp, "w") as handle:
+        with HDF5Output(tmp) as out:
             for name, _, role in _layout(bilm):
-                handle.create_dataset(name, data=_extract(bilm, role).astype(dtype))
+                out.file.create_dataset(name, data=_extract(bilm, role).astype(dtype))
 
     atomic_write(directory / WEIGHTS_FILE, write)
     return directory

@@ -31,6 +31,7 @@ from elmo_experiments.data.files import (
     sha1_of,
     warn_if_sample,
 )
+from elmo_experiments.data.hdf5_output import HDF5Output
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
 from elmo_experiments.training.distributed import (
     World,
@@ -108,17 +109,16 @@ def export_bilm(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: s
                 float16: bool = False) -> Path:
     """``options.json`` + ``weights.hdf5`` (released layout), ``softmax.hdf5`` and ``vocab.txt``;
     ``float16`` stores the arrays in half precision (loaders upcast them)."""
-    import h5py
     import numpy as np
 
     dtype = np.float16 if float16 else np.float32
     directory = save_weights(model.bilm, directory, dtype)
 
     def write(tmp: str) -> None:
-        with h5py.File(tmp, "w") as handle:
+        with HDF5Output(tmp) as out:
             for name, tensor in (("W", model.softmax.weight), ("b", model.softmax.bias)):
-                handle.create_dataset(f"softmax/{name}",
-                                      data=tensor.detach().cpu().numpy().astype(dtype))
+                out.file.create_dataset(f"softmax/{name}",
+                                        data=tensor.detach().cpu().numpy().astype(dtype))
 
     atomic_write(directory / SOFTMAX_FILE, write)
     vocab.save(directory / VOCAB_FILE)
