@@ -14,7 +14,7 @@ import torch
 
 from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm import pretrained
-from elmo_experiments.bilm.activation_cache import ActivationCache
+from elmo_experiments.bilm.activation_cache import ActivationCache, entry_array, entry_bytes
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
 from elmo_experiments.bilm.pretrained import KNOWN, resolve_weights
@@ -142,6 +142,58 @@ def test_disk_cache_is_shared_between_embedders(tiny_bilm_dir: Path, tmp_path: P
     got = second(batch_to_ids(SENTENCES)).input
     assert second.cache is not None and (second.cache.hits, second.cache.misses) == (3, 0)
     torch.testing.assert_close(got, expected, atol=0, rtol=0)
+
+
+def _flip_a_value(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-40] ^= 0x10  # inside the last value, before the checksum
+    path.write_bytes(bytes(data))
+
+
+DAMAGE = {
+    "truncated": lambda path, other: path.write_bytes(path.read_bytes()[:150]),
+    "empty": lambda path, other: path.write_bytes(b""),
+    "flipped": lambda path, other: _flip_a_value(path),
+    "random": lambda path, other: path.write_bytes(np.random.default_rng(0).bytes(300)),
+    "another sentence's": lambda path, other: path.write_bytes(other.read_bytes()),
+    "shortened": lambda path, other: path.write_bytes(entry_bytes(
+        path.stem, np.ones((3, 1, 8), dtype=np.float32))),  # its own key: only the shape is off
+    "without a checksum": lambda path, other: np.save(path, np.ones((3, 1, 8), np.float32)),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_disk_entry_is_recomputed_with_one_warning(
+        damage: str, tiny_bilm_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+        ) -> None:
+    config = {"dropout": 0.0, "cache": {"disk_dir": str(tmp_path / "cache")}}
+    expected = build(tiny_bilm_dir, **config).eval()(batch_to_ids(SENTENCES)).input
+    entries = sorted((tmp_path / "cache").rglob("*.npy"))
+    assert len(entries) == len(SENTENCES)
+    DAMAGE[damage](entries[0], entries[1])
+    second = build(tiny_bilm_dir, **config).eval()
+    with caplog.at_level("WARNING", logger="elmo_experiments"):
+        got = second(batch_to_ids(SENTENCES)).input
+    torch.testing.assert_close(got, expected, atol=1e-6, rtol=0)  # alone in its batch now
+    assert second.cache is not None and (second.cache.hits, second.cache.misses) == (2, 1)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f"{entries[0]}: damaged activation cache entry (") and "\n" not in warnings[0]
+    third = build(tiny_bilm_dir, **config).eval()  # the recomputed entry was written again
+    torch.testing.assert_close(third(batch_to_ids(SENTENCES)).input, got, atol=0, rtol=0)
+    assert third.cache is not None and (third.cache.hits, third.cache.misses) == (3, 0)
+
+
+def test_disk_entries_load_as_npy_and_carry_their_checksum(tmp_path: Path) -> None:
+    cache = ActivationCache("n", disk_dir=str(tmp_path))
+    value = torch.linspace(-1, 1, 24).reshape(1, 3, 8)
+    cache.put("k", value)
+    [path] = tmp_path.rglob("k.npy")
+    assert np.array_equal(np.load(path), value.numpy())  # still an .npy file
+    assert entry_array("k", path.read_bytes()).shape == (1, 3, 8)
+    assert "checksum mismatch" in entry_array("other", path.read_bytes())
+    fresh = ActivationCache("n", disk_dir=str(tmp_path))
+    assert torch.equal(fresh.get("k", (1, 3, 8)), value)
 
 
 def test_the_environment_names_a_shared_disk_cache(tiny_bilm_dir: Path, tmp_path: Path,

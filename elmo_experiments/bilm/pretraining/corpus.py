@@ -175,7 +175,7 @@ class PreparedCorpus:
         path = self.directory / f"{split}.npy"
         if not path.is_file():
             raise DataError(f"{path}: split {split!r} was not prepared")
-        return np.load(path, mmap_mode="r")
+        return _load_array(path, mmap_mode="r")
 
     def splits(self) -> list[str]:
         return sorted(p.stem for p in self.directory.glob("*.npy") if p.stem != "counts")
@@ -186,7 +186,17 @@ class PreparedCorpus:
         if not (directory / "types.txt").is_file():
             raise DataError(f"{directory}: not a prepared corpus (no types.txt)")
         types = read_lines(directory / "types.txt")
-        return cls(directory, types, np.load(directory / "counts.npy"))
+        return cls(directory, types, _load_array(directory / "counts.npy"))
+
+
+def _load_array(path: Path, mmap_mode: str | None = None) -> np.ndarray:
+    """An array file of a prepared corpus; a truncated or damaged one is a ``DataError``
+    naming it (numpy raises ValueError, or EOFError that the CLI would take for Ctrl-D)."""
+    try:
+        return np.load(path, mmap_mode=mmap_mode)
+    except (ValueError, EOFError, OSError) as error:
+        raise DataError(f"{path}: not a readable array ({error}); the prepared corpus is "
+                        "damaged: delete its folder to prepare it again") from None
 
 
 FINGERPRINT = "fingerprint.json"  # written last: marks a complete preparation
