@@ -2,11 +2,14 @@
 or a known released name downloaded once into a local cache.
 
 A directory with a ``SHA256SUMS`` file (every export writes one; the shipped biLMs have one) is
-checked against it when loaded, once per process: a damaged copy is a one-line error.
+checked against it when loaded, once per process: a damaged copy is a one-line error. A shipped
+biLM is checked against the digests the package pins in code (``shipped_digests.py``, written by
+``tasks/bilm/ship.py``) as well, so deleting its listing does not turn the check off.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -14,6 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from elmo_experiments.bilm import shipped_digests
 from elmo_experiments.bilm.weights import OPTIONS_FILE, WEIGHTS_FILE
 from elmo_experiments.data.files import file_problem, sha1_of, sha256_of
 from elmo_experiments.errors import DataError
@@ -44,6 +48,8 @@ KNOWN = {
 
 
 SHIPPED_ROOT = Path(__file__).resolve().parent / "models"  # biLMs that ship with the package
+PINS_FILE = Path(shipped_digests.__file__).resolve()  # their files' SHA-256, pinned in code
+SHIPPED_SHA256: dict[str, dict[str, str]] = shipped_digests.SHIPPED_SHA256
 CHECKSUMS_FILE = "SHA256SUMS"
 
 
@@ -55,22 +61,60 @@ def shipped() -> dict[str, Path]:
             if (p / "MODEL_CARD.md").is_file() and (p / OPTIONS_FILE).is_file()}
 
 
-def write_checksums(directory: str | Path) -> Path:
-    """``SHA256SUMS`` over the files of ``directory`` (``sha256sum -c`` reads it)."""
-    from elmo_experiments.data.files import atomic_write
+def folder_digests(directory: str | Path) -> dict[str, str]:
+    """File name -> SHA-256 of every file of a biLM folder but ``SHA256SUMS`` and hidden ones:
+    what ``SHA256SUMS`` lists, and what the package pins for a shipped biLM."""
+    directory = Path(directory)
+    return {p.name: sha256_of(p) for p in sorted(directory.iterdir())
+            if p.is_file() and p.name != CHECKSUMS_FILE and not p.name.startswith(".")}
+
+
+def write_checksums(directory: str | Path, names: list[str] | None = None) -> Path:
+    """``SHA256SUMS`` over the files of ``directory`` (``sha256sum -c`` reads it), or over
+    ``names`` only."""
+    from elmo_experiments.data.files import atomic_write_text
 
     directory = Path(directory)
-    names = sorted(p.name for p in directory.iterdir()
-                   if p.is_file() and p.name != CHECKSUMS_FILE and not p.name.startswith("."))
-    text = "".join(f"{sha256_of(directory / n)}  {n}\n" for n in names)
-    atomic_write(directory / CHECKSUMS_FILE, lambda tmp: Path(tmp).write_text(text))
+    digests = folder_digests(directory) if names is None else {
+        n: sha256_of(directory / n) for n in sorted(names)}
+    atomic_write_text(directory / CHECKSUMS_FILE,
+                      "".join(f"{sha}  {name}\n" for name, sha in digests.items()))
     return directory / CHECKSUMS_FILE
 
 
-_verified: set[tuple[str, int, int]] = set()
+def render_pins(pins: dict[str, dict[str, str]]) -> str:
+    """The source of ``shipped_digests.py`` pinning ``pins`` (biLM name -> file -> SHA-256)."""
+    lines = ['"""SHA-256 of every file of the biLMs shipped inside the package '
+             "(``bilm/models/NAME``),",
+             "checked whenever one is loaded, whether or not its SHA256SUMS is there. Written by",
+             "``tasks/bilm/ship.py``; tests/bilm/test_shipped_gutenberg.py checks it against the",
+             'files, so a biLM shipped anew cannot keep its old pin. Do not edit by hand."""', "",
+             "SHIPPED_SHA256: dict[str, dict[str, str]] = {"]
+    for name, files in sorted(pins.items()):
+        lines.append(f"    {json.dumps(name)}: {{")
+        lines.extend(f"        {json.dumps(file)}: {json.dumps(sha)},"
+                     for file, sha in sorted(files.items()))
+        lines.append("    },")
+    return "\n".join([*lines, "}", ""])
 
 
-def verify_checksums(directory: Path) -> None:
+_verified: set[tuple[str, int, int, str]] = set()
+
+
+def _check_digest(path: Path, expected: str, against: str, hint: str) -> None:
+    """``path`` must have SHA-256 ``expected`` (from ``against``); once per file version."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, expected)
+    if key in _verified:
+        return
+    if sha256_of(path) != expected:
+        raise DataError(f"{path}: SHA-256 differs from {against} (damaged or replaced file; "
+                        f"{hint})")
+    _verified.add(key)
+
+
+def verify_checksums(directory: Path,
+                     hint: str = "reinstall the package or re-export the biLM") -> None:
     """Check every file ``SHA256SUMS`` lists (no-op without one; once per file version)."""
     listing = directory / CHECKSUMS_FILE
     if not listing.is_file():
@@ -85,14 +129,26 @@ def verify_checksums(directory: Path) -> None:
         path = directory / name
         if not path.is_file():
             raise DataError(f"{listing}:{number}: {name} is missing")
-        stat = path.stat()
-        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-        if key in _verified:
-            continue
-        if sha256_of(path) != expected:
-            raise DataError(f"{path}: SHA-256 differs from {listing} (damaged or replaced "
-                            "file; reinstall the package or re-export the biLM)")
-        _verified.add(key)
+        _check_digest(path, expected, str(listing), hint)
+
+
+def verify_shipped(folder: Path) -> None:
+    """Check a shipped biLM's files against the digests the package pins (``PINS_FILE``)."""
+    pins = SHIPPED_SHA256.get(folder.name)
+    if pins is None:
+        raise DataError(f"{folder}: the package pins no SHA-256 for the shipped biLM "
+                        f"{folder.name!r} (in {PINS_FILE}; tasks/bilm/ship.py writes them)")
+    for name, expected in sorted(pins.items()):
+        path = folder / name
+        if not path.is_file():
+            raise DataError(f"{path}: missing from the shipped biLM {folder.name!r}; reinstall "
+                            "the package")
+        _check_digest(path, expected, f"the digest pinned in {PINS_FILE.name}",
+                      "reinstall the package")
+
+
+def _is_shipped(folder: Path) -> bool:
+    return folder.resolve().parent == SHIPPED_ROOT.resolve() and folder.name in shipped()
 
 
 def cache_root() -> Path:
@@ -195,6 +251,8 @@ def resolve_weights(spec: str) -> tuple[Path, Path]:
         raise DataError(problem)
     path = _local_folder(spec)
     if path.is_dir():
+        if _is_shipped(path):
+            verify_shipped(path)
         verify_checksums(path)
         files = folder_files(path)
         assert not isinstance(files, str)
