@@ -456,6 +456,16 @@ def test_cached_known_name_needs_no_network(tiny_bilm_dir: Path, tmp_path: Path,
     assert build("medium").output_dim == OUTPUT_DIM
 
 
+class Response(io.BytesIO):
+    """What ``urlopen`` returns for a whole file."""
+
+    status = 200
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.headers = {"Content-Length": str(len(data))}
+
+
 def test_known_name_is_downloaded_once(tiny_bilm_dir: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
@@ -463,10 +473,10 @@ def test_known_name_is_downloaded_once(tiny_bilm_dir: Path, tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     requested: list[str] = []
 
-    def fake_urlopen(url: str, timeout: float = 0) -> io.BytesIO:
-        requested.append(url)
-        kind = "options.json" if url.endswith("_options.json") else "weights.hdf5"
-        return io.BytesIO((tiny_bilm_dir / kind).read_bytes())
+    def fake_urlopen(request: urllib.request.Request, timeout: float = 0) -> Response:
+        requested.append(request.full_url)
+        kind = "options.json" if request.full_url.endswith("_options.json") else "weights.hdf5"
+        return Response((tiny_bilm_dir / kind).read_bytes())
 
     monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
     options, weights = resolve_weights("small")
@@ -475,8 +485,8 @@ def test_known_name_is_downloaded_once(tiny_bilm_dir: Path, tmp_path: Path,
     assert (options, weights) == (cache / "small" / f"{stem}_options.json",
                                   cache / "small" / f"{stem}_weights.hdf5")
     assert weights.read_bytes() == (tiny_bilm_dir / "weights.hdf5").read_bytes()
-    assert sorted(p.name for p in (cache / "small").iterdir()) == [f"{stem}_options.json",
-                                                                   f"{stem}_weights.hdf5"]
+    assert sorted(p.name for p in (cache / "small").iterdir()) == [
+        "SHA256SUMS", f"{stem}_options.json", f"{stem}_weights.hdf5"]  # digests: trusted
     resolve_weights("small")
     assert len(requested) == 2
 
@@ -486,9 +496,10 @@ def test_checksum_mismatch_leaves_nothing(tiny_bilm_dir: Path, tmp_path: Path,
     monkeypatch.setenv("ELMO_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(pretrained.KNOWN, "small",
-                        pretrained.Released("f", "s", options_sha1="0" * 40))
-    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=0: io.BytesIO(b"{}"))
-    with pytest.raises(DataError, match=r"checksum mismatch \(expected 0{40}\)"):
+                        pretrained.Released("f", "s", options_sha256="0" * 64))
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=0: Response(b"{}"))
+    with pytest.raises(DataError, match=r"SHA-256 \w{64} differs from the expected 0{64}; the "
+                       r"download was deleted"):
         resolve_weights("small")
     assert not list((tmp_path / "cache" / "small").iterdir())
 
