@@ -89,6 +89,8 @@ def test_a_named_biLM_must_keep_its_digest(trained, tmp_path: Path, tiny_bilm_di
     shutil.copytree(tiny_bilm_dir, tmp_path / "models" / "demo")  # a shipped biLM 'demo'
     (tmp_path / "models" / "demo" / "MODEL_CARD.md").write_text("# demo\n")
     monkeypatch.setattr(pretrained, "SHIPPED_ROOT", tmp_path / "models")
+    monkeypatch.setattr(pretrained, "SHIPPED_SHA256", {  # as the package pins its biLMs
+        "demo": pretrained.folder_digests(tmp_path / "models" / "demo")})
     config = json.loads(json.dumps(trained["config"]))
     config["model"]["token_embedders"]["elmo"]["weights"] = "demo"
     folder = tmp_path / "unpacked"
