@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shlex
@@ -191,10 +190,13 @@ def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
 
     records = list(predict_lines(run_dir, input_file, raw_text, weights, device,
                                  official_output))
-    with contextlib.ExitStack() as stack:
-        handle = stack.enter_context(open(output, "w", encoding="utf-8")) if output else sys.stdout
-        for record in records:
-            handle.write(json.dumps(record) + "\n")
+    lines = "".join(json.dumps(record) + "\n" for record in records)
+    if output:
+        from elmo_experiments.data.files import atomic_write_text
+
+        atomic_write_text(output, lines)
+    else:
+        sys.stdout.write(lines)
 
 
 @cli.command()
@@ -583,7 +585,9 @@ def tables(results: str, output: str | None, figures: str | None, readme: str | 
     text = made.render_tables(results)
     click.echo(text, nl=False)
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        from elmo_experiments.data.files import atomic_write_text
+
+        atomic_write_text(output, text)
     if readme:
         made.replace_block(readme, text)
     if task_readmes:

@@ -10,7 +10,7 @@ from typing import Any
 
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.fields import TextField, target_fields, text_fields
-from elmo_experiments.data.files import iter_lines
+from elmo_experiments.data.files import atomic_write_text, iter_lines
 from elmo_experiments.errors import ConfigError, DataError
 from elmo_experiments.run import Assembled, load_run
 from elmo_experiments.training.evaluation import evaluate
@@ -31,9 +31,7 @@ def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "be
     loader = _loader(run, instances, str(data_file))
     metrics = evaluate(run.model, loader, predictions, dataset_metric=run.dataset_metric)
     if predictions_path:
-        with open(predictions_path, "w", encoding="utf-8") as handle:
-            for record in predictions:
-                handle.write(json.dumps(record) + "\n")
+        atomic_write_text(predictions_path, "".join(json.dumps(r) + "\n" for r in predictions))
     if official_path and run.dataset_metric is not None:
         run.dataset_metric.write(instances, predictions, official_path)
     return metrics

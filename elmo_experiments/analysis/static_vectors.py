@@ -49,6 +49,7 @@ def _tokenise(corpus: str, fmt: str, out: Path, exclude: str | None = None,
     """Write the corpus's sentences to ``out``, one a line, the documents of ``exclude`` cut
     out first (as in pretraining); (sentences, tokens)."""
     sentences = tokens = 0
+    # ``out`` lies in the temporary folder of train_vectors, deleted after use: written directly
     with open(out, "w", encoding="utf-8") as handle:
         for sentence in read_sentences(corpus, fmt, exclude, report):
             # a token never holds whitespace in the GloVe format: split any such token

@@ -16,7 +16,7 @@ from typing import Any
 
 from elmo_experiments.analysis.significance import TOO_FEW, render_difference, versus_best
 from elmo_experiments.config.loader import PROJECT_ROOT
-from elmo_experiments.data.files import read_json
+from elmo_experiments.data.files import atomic_write, read_json
 from elmo_experiments.errors import DataError
 from elmo_experiments.sweeps.summary import mean_std
 
@@ -398,7 +398,8 @@ def _save(figure: Any, stem: Path, plt: Any) -> list[Path]:
     paths = [stem.with_suffix(".png"), stem.with_suffix(".pdf")]
     for path in paths:  # no creation date or software stamp: the same results, the same bytes
         metadata = {"CreationDate": None} if path.suffix == ".pdf" else {"Software": None}
-        figure.savefig(path, metadata=metadata)
+        atomic_write(path, lambda tmp, path=path, metadata=metadata: figure.savefig(
+            tmp, format=path.suffix[1:], metadata=metadata))
     plt.close(figure)
     return paths
 
@@ -408,8 +409,6 @@ BEGIN, END = "<!-- tables:begin -->\n", "<!-- tables:end -->"
 
 def replace_block(path: str | Path, text: str) -> None:
     """Put ``text`` between the ``tables:begin``/``tables:end`` markers of a markdown file."""
-    from elmo_experiments.data.files import atomic_write
-
     content = Path(path).read_text(encoding="utf-8")
     if content.count(BEGIN) != 1 or content.count(END) != 1 or (
             content.index(BEGIN) > content.index(END)):

@@ -9,13 +9,19 @@ Training reads the same sentences in every epoch, a cyclic scan: a least-recentl
 memory cache smaller than the data set would evict each sentence just before it comes back
 and never hit. So the memory part keeps what it first admitted and, once full, admits nothing
 more: a budget of half the data set serves half of every later epoch.
+
+A disk entry is an ``.npy`` file (``np.load`` reads it) followed by a checksum over its key and
+bytes (``entry_bytes``): a truncated, damaged, swapped or foreign entry, or one whose shape is
+not the sentence's, is recomputed with one warning naming it, never used.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
+import logging
 import os
-import tempfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,13 @@ import numpy as np
 import torch
 
 from elmo_experiments.config.registry import Param
+from elmo_experiments.data.files import atomic_write
+
+logger = logging.getLogger("elmo_experiments")
+
+ENTRY_MARK = b"elmo-act"  # after the .npy bytes: then the checksum
+DIGEST_SIZE = 4  # bytes of CRC-32 over the key and the .npy bytes (3 GB/s: reading stays fast)
+STORED_TYPES = (np.dtype(np.float32), np.dtype(np.float16))
 
 # A disk folder for the activation caches of every run that does not name its own (a sweep's
 # cells then compute each sentence's activations once between them: `elmo-exp sweep
@@ -79,16 +92,43 @@ class ActivationCache:
         digest.update(np.ascontiguousarray(ids, dtype=np.int64).tobytes())
         return digest.hexdigest()
 
-    def get(self, key: str) -> torch.Tensor | None:
+    def get(self, key: str, shape: tuple[int, ...] | None = None) -> torch.Tensor | None:
+        """The activations stored for ``key`` (float32), or None; with ``shape`` (layers,
+        tokens, dim) a disk entry of another shape counts as damaged (recomputed)."""
         found = self._memory.get(key)
-        if found is None and self.disk is not None and (self.disk / f"{key}.npy").is_file():
-            found = torch.from_numpy(np.load(self.disk / f"{key}.npy"))
-            self._remember(key, found)
+        if found is None and self.disk is not None:
+            found = self._read(key, shape)
+            if found is not None:
+                self._remember(key, found)
         if found is None:
             self.misses += 1
             return None
         self.hits += 1
         return found.float() if found.dtype != torch.float32 else found
+
+    def _read(self, key: str, shape: tuple[int, ...] | None) -> torch.Tensor | None:
+        """A disk entry, checked; None if absent or damaged (then with a warning)."""
+        assert self.disk is not None
+        path = self.disk / f"{key}.npy"
+        try:
+            with open(path, "rb") as handle:  # into a bytearray: a writable array, no copy
+                data = bytearray(os.fstat(handle.fileno()).st_size)
+                del data[handle.readinto(data):]
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            logger.warning("%s: cannot read this activation cache entry (%s); recomputing it",
+                           path, error.strerror or error)
+            return None
+        array = entry_array(key, data)
+        if isinstance(array, str):
+            problem = array
+        elif shape is not None and array.shape != shape:
+            problem = f"shape {array.shape}, the sentence's is {shape}"
+        else:
+            return torch.from_numpy(array)
+        logger.warning("%s: damaged activation cache entry (%s); recomputing it", path, problem)
+        return None
 
     def put(self, key: str, activations: torch.Tensor) -> None:
         dtype = torch.float16 if self.fp16 else torch.float32
@@ -96,12 +136,10 @@ class ActivationCache:
             return  # a full memory cache and no disk: nothing to copy the activations for
         stored = activations.detach().to("cpu", dtype).clone()
         self._remember(key, stored)
-        if self.disk is not None:
-            self.disk.mkdir(parents=True, exist_ok=True)
-            handle, tmp = tempfile.mkstemp(dir=self.disk, suffix=".tmp")
-            with os.fdopen(handle, "wb") as out:
-                np.save(out, stored.numpy())
-            os.replace(tmp, self.disk / f"{key}.npy")
+        if self.disk is not None:  # not synced: a torn entry is found and recomputed
+            data = entry_bytes(key, stored.numpy())
+            atomic_write(self.disk / f"{key}.npy", lambda tmp: Path(tmp).write_bytes(data),
+                         durable=False)
 
     def _admits(self, key: str, size: int) -> bool:
         """Whether memory takes a new entry of ``size`` bytes (once full, the first stay)."""
@@ -112,6 +150,47 @@ class ActivationCache:
         if self._admits(key, size):
             self._memory[key] = tensor
             self._bytes += size
+
+
+def _digest(key: str, body: bytes | memoryview) -> bytes:
+    return zlib.crc32(body, zlib.crc32(key.encode())).to_bytes(DIGEST_SIZE, "little")
+
+
+def entry_bytes(key: str, array: np.ndarray) -> bytes:
+    """A disk entry: ``array`` as ``.npy`` bytes, ``ENTRY_MARK``, and the checksum of the key
+    and those bytes (so an entry copied under another key is refused too)."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(array))
+    body = buffer.getvalue()
+    return body + ENTRY_MARK + _digest(key, body)
+
+
+def entry_array(key: str, data: bytes | bytearray) -> np.ndarray | str:
+    """The array of disk entry ``data`` for ``key`` (a view of ``data``), or what is wrong
+    with it: no checksum (truncated, or written before entries had one), another checksum, a
+    header that is not an array of activations, or fewer or more bytes than its shape."""
+    trailer = len(ENTRY_MARK) + DIGEST_SIZE
+    if len(data) < trailer or data[-trailer:-DIGEST_SIZE] != ENTRY_MARK:
+        return f"{len(data):,} bytes without a checksum: truncated or not an entry"
+    body = memoryview(data)[:-trailer]
+    if _digest(key, body) != data[-DIGEST_SIZE:]:
+        return "checksum mismatch: damaged, or another key's entry"
+    size_bytes = 2 if len(body) > 6 and body[6] == 1 else 4  # .npy version 1: 2-byte length
+    stream = io.BytesIO(body[: 8 + size_bytes + int.from_bytes(body[8 : 8 + size_bytes],
+                                                               "little")])  # the header
+    try:
+        version = np.lib.format.read_magic(stream)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, fortran_order, dtype = read_header(stream)
+    except (ValueError, EOFError) as error:
+        return f"not an array ({error})"
+    if fortran_order or dtype not in STORED_TYPES or len(shape) != 3:
+        return f"holds {dtype} {shape}, not (layers, tokens, dim) float activations"
+    offset = stream.tell()  # the values follow the header
+    if len(body) - offset != int(np.prod(shape)) * dtype.itemsize:
+        return f"{len(body) - offset:,} bytes of values for shape {shape}"
+    return np.frombuffer(data, dtype, int(np.prod(shape)), offset).reshape(shape)
 
 
 def configured_cache(cache: dict[str, Any]) -> ActivationCache | None:
@@ -132,7 +211,7 @@ def read_through(cache: ActivationCache, keys: list[str | None], lengths: list[i
     out = torch.zeros(shape)
     missing = []
     for row, key in enumerate(keys):
-        found = None if key is None else cache.get(key)
+        found = None if key is None else cache.get(key, (shape[1], lengths[row], shape[3]))
         if found is not None:
             out[row, :, : lengths[row]] = found
         elif key is not None:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +13,8 @@ from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
-from elmo_experiments.data.files import iter_lines, write_error
+from elmo_experiments.data.files import atomic_write, iter_lines
+from elmo_experiments.data.hdf5_output import HDF5Output
 from elmo_experiments.devices import resolve_device
 from elmo_experiments.progress import progress as progress_display
 
@@ -59,20 +57,13 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
     runner.to(target)
     runner.bilm.char_encoder.cache_tokens = True
     total = sum(1 for _ in iter_lines(input_path))
-    sentence_to_index: dict[str, str] = {}
     index = 0
-    output_path = Path(output_path)
-    try:
-        handle, name = tempfile.mkstemp(prefix=f".{output_path.name}.",
-                                        dir=output_path.parent)
-        os.close(handle)
-        out = h5py.File(name, "w")
-    except OSError as error:
-        raise write_error(output_path, error) from None
-    tmp = Path(name)
-    try:
-        with progress_display(total=total, enabled=progress, unit="sentence",
-                              leave=True) as bar:
+
+    def write(tmp: str) -> None:  # a full disk: HDF5Output keeps HDF5 from crashing
+        nonlocal index
+        sentence_to_index: dict[str, str] = {}
+        with HDF5Output(tmp) as out, progress_display(
+                total=total, enabled=progress, unit="sentence", leave=True) as bar:
             for lines in _batches(input_path, batch_size):
                 tokens = [line.split() for line in lines]
                 with torch.no_grad():
@@ -80,20 +71,15 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
                 stacked = torch.stack(result, dim=1).cpu()  # (batch, layers, seq, dim)
                 for row, (line, words) in enumerate(zip(lines, tokens, strict=True)):
                     selected = _select(stacked[row, :, : len(words)], layers)
-                    out.create_dataset(str(index), data=selected)
+                    out.file.create_dataset(str(index), data=selected)
+                    out.check()  # stop at the first failed write
                     sentence_to_index.setdefault(line.strip(), str(index))
                     index += 1
                 bar.update(len(lines))
-        index_dataset = out.create_dataset("sentence_to_index", (1,),
-                                           dtype=h5py.string_dtype(encoding="utf-8"))
-        index_dataset[0] = json.dumps(sentence_to_index)
-        out.close()
-        tmp.replace(output_path)
-    except (OSError, RuntimeError) as error:  # the first failed write (h5py: either kind)
-        with contextlib.suppress(OSError, RuntimeError):  # a failed file may fail to close too
-            out.close()
-        raise write_error(output_path, error) from None
-    finally:
-        tmp.unlink(missing_ok=True)
+            index_dataset = out.file.create_dataset("sentence_to_index", (1,),
+                                                    dtype=h5py.string_dtype(encoding="utf-8"))
+            index_dataset[0] = json.dumps(sentence_to_index)
+
+    atomic_write(output_path, write)
     return index
 

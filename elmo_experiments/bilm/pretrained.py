@@ -1,21 +1,24 @@
 """Where biLM weights come from: a directory, a biLM shipped inside the package (``gutenberg``),
-or a known released name downloaded once into a local cache.
+or a known released name downloaded once into a local cache (by ``elmo-exp data download``'s
+resuming, SHA-256-checked ``fetch``; its layout checked against its options, and its digests,
+published or else recorded at the first download, checked at every later load).
 
 A directory with a ``SHA256SUMS`` file (every export writes one; the shipped biLMs have one) is
-checked against it when loaded, once per process: a damaged copy is a one-line error.
+checked against it when loaded, once per process: a damaged copy is a one-line error. A shipped
+biLM is checked against the digests the package pins in code (``shipped_digests.py``, written by
+``tasks/bilm/ship.py``) as well, so deleting its listing does not turn the check off.
 """
 
 from __future__ import annotations
 
+import json
 import os
-import shutil
-import tempfile
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from elmo_experiments.bilm.weights import OPTIONS_FILE, WEIGHTS_FILE
-from elmo_experiments.data.files import file_problem, sha1_of, sha256_of
+from elmo_experiments.bilm import shipped_digests
+from elmo_experiments.bilm.weights import OPTIONS_FILE, WEIGHTS_FILE, check_weight_file
+from elmo_experiments.data.files import file_problem, sha256_of
 from elmo_experiments.errors import DataError
 
 _BASE = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
@@ -23,12 +26,13 @@ _BASE = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
 
 @dataclass(frozen=True)
 class Released:
-    """A released biLM: its download addresses and, where known, SHA-1 checksums."""
+    """A released biLM: its download addresses and, where published, SHA-256 digests (None:
+    the digests are recorded at the first download and checked from then on)."""
 
     folder: str
     stem: str
-    options_sha1: str | None = None
-    weights_sha1: str | None = None
+    options_sha256: str | None = None
+    weights_sha256: str | None = None
 
     def url(self, kind: str) -> str:
         return f"{_BASE}/{self.folder}/{self.stem}_{kind}"
@@ -44,6 +48,8 @@ KNOWN = {
 
 
 SHIPPED_ROOT = Path(__file__).resolve().parent / "models"  # biLMs that ship with the package
+PINS_FILE = Path(shipped_digests.__file__).resolve()  # their files' SHA-256, pinned in code
+SHIPPED_SHA256: dict[str, dict[str, str]] = shipped_digests.SHIPPED_SHA256
 CHECKSUMS_FILE = "SHA256SUMS"
 
 
@@ -55,22 +61,59 @@ def shipped() -> dict[str, Path]:
             if (p / "MODEL_CARD.md").is_file() and (p / OPTIONS_FILE).is_file()}
 
 
-def write_checksums(directory: str | Path) -> Path:
-    """``SHA256SUMS`` over the files of ``directory`` (``sha256sum -c`` reads it)."""
-    from elmo_experiments.data.files import atomic_write
+def folder_digests(directory: str | Path) -> dict[str, str]:
+    """File name -> SHA-256 of every file of a biLM folder but ``SHA256SUMS`` and hidden ones:
+    what ``SHA256SUMS`` lists, and what the package pins for a shipped biLM."""
+    directory = Path(directory)
+    return {p.name: sha256_of(p) for p in sorted(directory.iterdir())
+            if p.is_file() and p.name != CHECKSUMS_FILE and not p.name.startswith(".")}
+
+
+def write_checksums(directory: str | Path, digests: dict[str, str] | None = None) -> Path:
+    """``SHA256SUMS`` over the files of ``directory`` (``sha256sum -c`` reads it), or listing
+    ``digests`` (file name -> SHA-256) only."""
+    from elmo_experiments.data.files import atomic_write_text
 
     directory = Path(directory)
-    names = sorted(p.name for p in directory.iterdir()
-                   if p.is_file() and p.name != CHECKSUMS_FILE and not p.name.startswith("."))
-    text = "".join(f"{sha256_of(directory / n)}  {n}\n" for n in names)
-    atomic_write(directory / CHECKSUMS_FILE, lambda tmp: Path(tmp).write_text(text))
+    digests = folder_digests(directory) if digests is None else dict(sorted(digests.items()))
+    atomic_write_text(directory / CHECKSUMS_FILE,
+                      "".join(f"{sha}  {name}\n" for name, sha in digests.items()))
     return directory / CHECKSUMS_FILE
 
 
-_verified: set[tuple[str, int, int]] = set()
+def render_pins(pins: dict[str, dict[str, str]]) -> str:
+    """The source of ``shipped_digests.py`` pinning ``pins`` (biLM name -> file -> SHA-256)."""
+    lines = ['"""SHA-256 of every file of the biLMs shipped inside the package '
+             "(``bilm/models/NAME``),",
+             "checked whenever one is loaded, whether or not its SHA256SUMS is there. Written by",
+             "``tasks/bilm/ship.py``; tests/bilm/test_shipped_gutenberg.py checks it against the",
+             'files, so a biLM shipped anew cannot keep its old pin. Do not edit by hand."""', "",
+             "SHIPPED_SHA256: dict[str, dict[str, str]] = {"]
+    for name, files in sorted(pins.items()):
+        lines.append(f"    {json.dumps(name)}: {{")
+        lines.extend(f"        {json.dumps(file)}: {json.dumps(sha)},"
+                     for file, sha in sorted(files.items()))
+        lines.append("    },")
+    return "\n".join([*lines, "}", ""])
 
 
-def verify_checksums(directory: Path) -> None:
+_verified: set[tuple[str, int, int, str]] = set()
+
+
+def _check_digest(path: Path, expected: str, against: str, hint: str) -> None:
+    """``path`` must have SHA-256 ``expected`` (from ``against``); once per file version."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, expected)
+    if key in _verified:
+        return
+    if sha256_of(path) != expected:
+        raise DataError(f"{path}: SHA-256 differs from {against} (damaged or replaced file; "
+                        f"{hint})")
+    _verified.add(key)
+
+
+def verify_checksums(directory: Path,
+                     hint: str = "reinstall the package or re-export the biLM") -> None:
     """Check every file ``SHA256SUMS`` lists (no-op without one; once per file version)."""
     listing = directory / CHECKSUMS_FILE
     if not listing.is_file():
@@ -85,35 +128,70 @@ def verify_checksums(directory: Path) -> None:
         path = directory / name
         if not path.is_file():
             raise DataError(f"{listing}:{number}: {name} is missing")
-        stat = path.stat()
-        key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-        if key in _verified:
-            continue
-        if sha256_of(path) != expected:
-            raise DataError(f"{path}: SHA-256 differs from {listing} (damaged or replaced "
-                            "file; reinstall the package or re-export the biLM)")
-        _verified.add(key)
+        _check_digest(path, expected, str(listing), hint)
+
+
+def verify_shipped(folder: Path) -> None:
+    """Check a shipped biLM's files against the digests the package pins (``PINS_FILE``)."""
+    pins = SHIPPED_SHA256.get(folder.name)
+    if pins is None:
+        raise DataError(f"{folder}: the package pins no SHA-256 for the shipped biLM "
+                        f"{folder.name!r} (in {PINS_FILE}; tasks/bilm/ship.py writes them)")
+    for name, expected in sorted(pins.items()):
+        path = folder / name
+        if not path.is_file():
+            raise DataError(f"{path}: missing from the shipped biLM {folder.name!r}; reinstall "
+                            "the package")
+        _check_digest(path, expected, f"the digest pinned in {PINS_FILE.name}",
+                      "reinstall the package")
+
+
+def _is_shipped(folder: Path) -> bool:
+    return folder.resolve().parent == SHIPPED_ROOT.resolve() and folder.name in shipped()
 
 
 def cache_root() -> Path:
     return Path(os.environ.get("ELMO_CACHE_DIR", Path.home() / ".cache" / "elmo-experiments"))
 
 
-def _download(url: str, target: Path, sha1: str | None, hint: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
-    os.close(handle)
-    try:
-        with urllib.request.urlopen(url, timeout=30) as response, open(tmp, "wb") as out:
-            shutil.copyfileobj(response, out)
-        if sha1 is not None and sha1_of(tmp) != sha1:
-            raise DataError(f"{url}: checksum mismatch (expected {sha1})")
-        os.replace(tmp, target)
-    except OSError as error:
-        raise DataError(f"cannot download {url} ({error}); {hint}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def _download(url: str, target: Path, sha256: str | None, hint: str) -> str:
+    """``url`` to ``target`` by the data download's ``fetch`` (resumed, with progress, checked
+    against ``sha256`` if published); its SHA-256."""
+    from elmo_experiments.data.download import fetch
+
+    return fetch(url, target, sha256, hint=hint,
+                 changed_hint="the published digest of the release; try again later")
+
+
+def _released(spec: str) -> tuple[Path, Path]:
+    """(options, weights) of released biLM ``spec`` in the cache, downloaded if missing, then
+    trusted: their SHA-256 equal to the published ones, and to those recorded in the cache's
+    ``SHA256SUMS`` at the first download (trust on first use); a first use checks the HDF5
+    layout against the options before it records them."""
+    released = KNOWN[spec]
+    folder = cache_root() / spec
+    files = folder / OPTIONS_FILE, folder / WEIGHTS_FILE  # a cache from before
+    pins = {files[0]: None, files[1]: None}
+    if not all(p.is_file() for p in files):
+        files = folder / f"{released.stem}_options.json", folder / f"{released.stem}_weights.hdf5"
+        pins = {files[0]: released.options_sha256, files[1]: released.weights_sha256}
+    fetched: dict[str, str] = {}
+    hint = f"offline? put {files[0].name} and {files[1].name} into {folder}"
+    for (path, sha256), kind in zip(pins.items(), ("options.json", "weights.hdf5"), strict=True):
+        if not path.is_file():
+            fetched[path.name] = _download(released.url(kind), path, sha256, hint)
+        elif sha256 is not None:
+            _check_digest(path, sha256, f"the published digest of {spec}",
+                          "delete it to download it again")
+    listing = folder / CHECKSUMS_FILE
+    recorded = {line.partition("  ")[2] for line in listing.read_text().splitlines()} \
+        if listing.is_file() and not fetched else set()
+    if {p.name for p in files} <= recorded:
+        verify_checksums(folder, "delete it to download it again")
+        return files
+    check_weight_file(*files)  # first use: only a biLM that fits its options is trusted
+    write_checksums(folder, {p.name: fetched.get(p.name) or sha256_of(p) for p in files})
+    return files
 
 
 def _local_folder(spec: str) -> Path:
@@ -195,19 +273,10 @@ def resolve_weights(spec: str) -> tuple[Path, Path]:
         raise DataError(problem)
     path = _local_folder(spec)
     if path.is_dir():
+        if _is_shipped(path):
+            verify_shipped(path)
         verify_checksums(path)
         files = folder_files(path)
         assert not isinstance(files, str)
         return files
-    released = KNOWN[spec]
-    folder = cache_root() / spec
-    options = folder / f"{released.stem}_options.json"
-    weights = folder / f"{released.stem}_weights.hdf5"
-    if (folder / OPTIONS_FILE).is_file() and (folder / WEIGHTS_FILE).is_file():
-        return folder / OPTIONS_FILE, folder / WEIGHTS_FILE  # a cache from before
-    hint = f"offline? put {options.name} and {weights.name} into {folder}"
-    if not options.is_file():
-        _download(released.url("options.json"), options, released.options_sha1, hint)
-    if not weights.is_file():
-        _download(released.url("weights.hdf5"), weights, released.weights_sha1, hint)
-    return options, weights
+    return _released(spec)

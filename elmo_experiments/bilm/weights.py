@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -15,6 +16,7 @@ import torch
 from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.data.files import atomic_write, sha1_of
+from elmo_experiments.data.hdf5_output import HDF5Output
 from elmo_experiments.errors import DataError
 
 OPTIONS_FILE, WEIGHTS_FILE = "options.json", "weights.hdf5"
@@ -24,9 +26,8 @@ def _cell(direction: int, layer: int) -> str:
     return f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell"
 
 
-def _layout(bilm: BidirectionalLM) -> Iterator[tuple[str, tuple[int, ...], str]]:
-    """(dataset name, released shape, role) for every dataset of the model."""
-    o = bilm.options
+def _layout(o: BilmOptions) -> Iterator[tuple[str, tuple[int, ...], str]]:
+    """(dataset name, released shape, role) for every dataset of a model with options ``o``."""
     e, f, p, c = o.char_embedding_dim, o.num_filters, o.projection_dim, o.cell_dim
     yield "char_embed", (o.n_characters - 1, e), "char_embed"
     for i, (width, count) in enumerate(o.filters):
@@ -113,41 +114,64 @@ def _extract(bilm: BidirectionalLM, role: str) -> np.ndarray:
     return t.detach().cpu().numpy().astype(np.float32)
 
 
+def _open_weights(path: Path) -> Any:
+    import h5py
+
+    try:
+        return h5py.File(path, "r")
+    except OSError as error:
+        raise DataError(f"{path}: not a readable HDF5 weight file ({error})") from None
+
+
+def _check_layout(path: Path, handle: Any, layout: list[tuple[str, tuple[int, ...], str]]
+                  ) -> None:
+    """The datasets of the open weight file ``handle`` are exactly those of ``layout``, each
+    with its shape and a floating-point type; else a ``DataError`` naming the dataset."""
+    import h5py
+
+    found: list[str] = []
+    handle.visititems(lambda name, item: found.append(name)
+                      if isinstance(item, h5py.Dataset) else None)
+    extra = sorted(set(found) - {name for name, _, _ in layout})
+    if extra:
+        raise DataError(f"{path}: dataset {extra[0]} (and {len(extra) - 1} more) is not "
+                        f"described by options.json; do its n_layers, filters and "
+                        f"n_highway match the file?")
+    for name, shape, _ in layout:
+        if name not in handle:
+            raise DataError(f"{path}: missing dataset {name} (expected shape {shape}); "
+                            f"does options.json match the file?")
+        dataset = handle[name]
+        if tuple(dataset.shape) != shape:
+            raise DataError(f"{path}: dataset {name} has shape {tuple(dataset.shape)}, "
+                            f"expected {shape} from options.json")
+        if dataset.dtype.kind != "f":
+            raise DataError(f"{path}: dataset {name} holds {dataset.dtype}, not floating "
+                            f"point numbers")
+
+
+def check_weight_file(options_file: str | Path, weight_file: str | Path) -> None:
+    """Whether ``weight_file`` holds the datasets ``options_file`` describes (names, shapes,
+    floating-point types), read without their values: a ``DataError`` naming the file and the
+    first dataset that differs."""
+    path = Path(weight_file)
+    with _open_weights(path) as handle:
+        _check_layout(path, handle, list(_layout(BilmOptions.load(options_file))))
+
+
 def load_weights(bilm: BidirectionalLM, path: str | Path) -> None:
     """Copy every dataset of ``path`` into ``bilm``, checked against the options the model was
     built from: each dataset present with its shape, a floating-point type and finite values,
     and no dataset the options do not describe (a file with more layers than ``n_layers``)."""
-    import h5py
-
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such weight file")
     bilm.char_encoder.clear_cache()
-    layout = list(_layout(bilm))
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as error:
-        raise DataError(f"{path}: not a readable HDF5 weight file ({error})") from None
-    with handle:
-        found: list[str] = []
-        handle.visititems(lambda name, item: found.append(name)
-                          if isinstance(item, h5py.Dataset) else None)
-        extra = sorted(set(found) - {name for name, _, _ in layout})
-        if extra:
-            raise DataError(f"{path}: dataset {extra[0]} (and {len(extra) - 1} more) is not "
-                            f"described by options.json; do its n_layers, filters and "
-                            f"n_highway match the file?")
-        for name, shape, role in layout:
-            if name not in handle:
-                raise DataError(f"{path}: missing dataset {name} (expected shape {shape}); "
-                                f"does options.json match the file?")
+    layout = list(_layout(bilm.options))
+    with _open_weights(path) as handle:
+        _check_layout(path, handle, layout)
+        for name, _, role in layout:
             dataset = handle[name]
-            if tuple(dataset.shape) != shape:
-                raise DataError(f"{path}: dataset {name} has shape {tuple(dataset.shape)}, "
-                                f"expected {shape} from options.json")
-            if dataset.dtype.kind != "f":
-                raise DataError(f"{path}: dataset {name} holds {dataset.dtype}, not floating "
-                                f"point numbers")
             try:
                 values = dataset[...]
             except OSError as error:
@@ -162,7 +186,6 @@ def save_weights(bilm: BidirectionalLM, directory: str | Path, dtype: type = np.
     (``dtype`` float16 halves the file; loading always upcasts to float32)."""
     import json
 
-    import h5py
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -170,9 +193,9 @@ def save_weights(bilm: BidirectionalLM, directory: str | Path, dtype: type = np.
     atomic_write(directory / OPTIONS_FILE, lambda tmp: Path(tmp).write_text(options))
 
     def write(tmp: str) -> None:
-        with h5py.File(tmp, "w") as handle:
-            for name, _, role in _layout(bilm):
-                handle.create_dataset(name, data=_extract(bilm, role).astype(dtype))
+        with HDF5Output(tmp) as out:
+            for name, _, role in _layout(bilm.options):
+                out.file.create_dataset(name, data=_extract(bilm, role).astype(dtype))
 
     atomic_write(directory / WEIGHTS_FILE, write)
     return directory

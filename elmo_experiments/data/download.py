@@ -2,7 +2,9 @@
 
 ``DATASETS``: each set's sources or, licence-restricted, how to obtain it. ``download`` streams
 to ``FILE.part`` (resumed by HTTP Range), checks the SHA-256 (pinned here where known, else
-recorded in ``ROOT/.downloads.json`` at the first download), renames, then extracts.
+recorded in ``ROOT/.downloads.json`` at the first download), renames, then extracts. ``fetch``,
+that download of one file with its progress, also fetches the released biLMs
+(``bilm/pretrained.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import textwrap
 import urllib.error
 import urllib.request
@@ -24,8 +25,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from elmo_experiments.config.registry import suggest
-from elmo_experiments.data.files import DATA_DIR_VARIABLE, atomic_write, sha256_of
+from elmo_experiments.data.files import (
+    DATA_DIR_VARIABLE,
+    atomic_write,
+    atomic_write_text,
+    create_staging_folder,
+    fsync_path,
+    replace_folder,
+    sha256_of,
+)
 from elmo_experiments.errors import DataError
+from elmo_experiments.progress import progress as progress_display
 
 MANIFEST = ".downloads.json"
 ARCHIVES = ".downloads"  # archives wait here until extracted, then are deleted
@@ -191,10 +201,14 @@ def where(name: str, root: str | Path | None = None,
     return "\n".join(lines)
 
 
+def to_stderr(message: str) -> None:
+    """The default ``log`` of downloads: a line on stderr."""
+    print(message, file=sys.stderr, flush=True)
+
+
 def download(names: Iterable[str], root: str | Path | None = None,
              table: dict[str, Dataset] | None = None,
-             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True)
-             ) -> list[Path]:
+             log: Callable[[str], None] = to_stderr) -> list[Path]:
     """Fetch the data sets ``names`` (``all``: every downloadable one) into ``root``; return
     every target path. Files present and verified are skipped."""
     table = DATASETS if table is None else table
@@ -245,8 +259,7 @@ class Manifest:
             del self.data["files"][relative]
         for relative, sha in files.items():
             self.data["files"][relative] = {"sha256": sha, "source": source.url}
-        text = json.dumps(self.data, indent=1, sort_keys=True) + "\n"
-        atomic_write(self.path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+        atomic_write_text(self.path, json.dumps(self.data, indent=1, sort_keys=True) + "\n")
 
 
 def _files_under(root: Path, folder: str) -> dict[str, str]:
@@ -301,7 +314,8 @@ def _get(name: str, source: Source, root: Path, manifest: Manifest,
                             f"{expected}; delete the file (or put the right one there)")
         log(f"{fetched}: using the file already there")
     else:
-        digest = _fetch(source.url, fetched, expected, manifest.path, log)
+        digest = fetch(source.url, fetched, expected, log, changed_hint="if the source changed "
+                       f"on purpose, remove its entry from {manifest.path}")
     files = _extract(source, fetched, root)
     manifest.record(source, digest, files)
     if not source.as_is:
@@ -310,10 +324,13 @@ def _get(name: str, source: Source, root: Path, manifest: Manifest,
     return targets
 
 
-def _fetch(url: str, path: Path, expected: str | None, manifest: Path,
-           log: Callable[[str], None]) -> str:
-    """Stream ``url`` to ``path.part`` (resumed if present), check it, rename it to ``path``;
-    return its SHA-256."""
+def fetch(url: str, path: Path, expected: str | None, log: Callable[[str], None] = to_stderr,
+          hint: str | None = None, changed_hint: str = "", progress: bool = True) -> str:
+    """Stream ``url`` to ``path.part`` (resumed by an HTTP Range request if present, with a
+    progress display), check its SHA-256 against ``expected`` (None: any), rename it to
+    ``path`` (synced, as ``atomic_write`` does); return its SHA-256. Failures are one-line
+    ``DataError``s: ``hint`` says what to do when the download fails (default: fetch it by
+    hand to ``path``), ``changed_hint`` what to do when the digest differs."""
     part = path.with_name(path.name + ".part")
     path.parent.mkdir(parents=True, exist_ok=True)
     offset = part.stat().st_size if part.is_file() else 0
@@ -326,13 +343,14 @@ def _fetch(url: str, path: Path, expected: str | None, manifest: Path,
     except urllib.error.HTTPError as error:
         if error.code == 416 and offset:  # the range lies past the end: a stale .part
             part.unlink()
-            return _fetch(url, path, expected, manifest, log)
-        raise DataError(f"cannot download {url} (HTTP {error.code} {error.reason}); download "
-                        f"it yourself and put it at {path}") from None
+            return fetch(url, path, expected, log, hint, changed_hint, progress)
+        raise DataError(f"cannot download {url} (HTTP {error.code} {error.reason}); "
+                        f"{hint or f'download it yourself and put it at {path}'}") from None
     except (OSError, http.client.HTTPException) as error:  # URLError is an OSError
         reason = getattr(error, "reason", error)
-        raise DataError(f"cannot download {url} ({reason}); offline? download {url} yourself "
-                        f"and put it at {path}") from None
+        raise DataError(f"cannot download {url} ({reason}); "
+                        f"{hint or f'offline? download {url} yourself and put it at {path}'}"
+                        ) from None
     with response:
         resumed = bool(offset) and response.status == 206 and response.headers.get(
             "Content-Range", "").startswith(f"bytes {offset}-")
@@ -341,7 +359,11 @@ def _fetch(url: str, path: Path, expected: str | None, manifest: Path,
         length = response.headers.get("Content-Length")
         log(f"downloading {url}" + (f" ({int(length) / 1e6:.1f} MB)" if length else "")
             + (f", resuming at byte {offset:,}" if resumed else ""))
-        received = _stream(response, part, "ab" if resumed else "wb", url)
+        start = offset if resumed else 0
+        with progress_display(total=start + int(length) if length else None, initial=start,
+                              desc=path.name, unit="B", enabled=progress, unit_scale=True,
+                              unit_divisor=1024) as bar:
+            received = _stream(response, part, "ab" if resumed else "wb", url, bar)
     if length is not None and received < int(length):
         raise DataError(f"download of {url} ended early ({received:,} of {int(length):,} "
                         f"bytes); run the command again to resume from {part}")
@@ -349,19 +371,22 @@ def _fetch(url: str, path: Path, expected: str | None, manifest: Path,
     if expected and digest != expected:
         part.unlink()
         raise DataError(f"{path}: SHA-256 {digest} differs from the expected {expected}; the "
-                        f"download was deleted (if the source changed on purpose, remove its "
-                        f"entry from {manifest})")
+                        f"download was deleted" + (f" ({changed_hint})" if changed_hint else ""))
+    fsync_path(part)  # then renamed into place as atomic_write does
     os.replace(part, path)
+    fsync_path(path.parent)
     return digest
 
 
-def _stream(response: IO[bytes], part: Path, mode: str, url: str) -> int:
-    """Copy the response body into ``part``; the bytes copied."""
+def _stream(response: IO[bytes], part: Path, mode: str, url: str, bar: Any) -> int:
+    """Copy the response body into ``part`` (a download being staged: renamed into place
+    once whole and checked); the bytes copied."""
     received = 0
     with open(part, mode) as out:
         while block := _read(response, part, url):
             out.write(block)
             received += len(block)
+            bar.update(len(block))
     return received
 
 
@@ -421,8 +446,7 @@ def _extract_folder(archive: zipfile.ZipFile, prefix: str, folder: Path, compres
     if not members:
         raise DataError(f"{archive.filename}: the archive has nothing under {prefix} (has the "
                         "source changed?)")
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    tmp = create_staging_folder(folder)
     try:
         for info in members:
             relative = Path(info.filename[len(prefix):])
@@ -431,12 +455,6 @@ def _extract_folder(archive: zipfile.ZipFile, prefix: str, folder: Path, compres
             name = relative.with_name(relative.name + ".gz") if compress else relative
             with archive.open(info) as handle:
                 _write(tmp / name, handle, compress)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private
-        old = folder.with_name(f".{folder.name}.old")
-        if folder.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(folder, old)
-        os.replace(tmp, folder)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_folder(tmp, folder)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -9,8 +9,8 @@ import hashlib
 import json
 import logging
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -186,15 +186,60 @@ def provenance(paths: dict[str, str | None],
     return {"data_dir": os.environ.get(DATA_DIR_VARIABLE), "splits": splits}
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+def _temporary_name(folder: Path, prefix: str) -> Path:
+    """A name in ``folder`` that nothing has yet: ``PREFIX`` + 8 random characters (the
+    ``.NAME.XXXXXXXX`` shape that ``remove_temporaries`` recognises)."""
+    while True:
+        candidate = folder / f"{prefix}{secrets.token_hex(4)}"
+        if not os.path.lexists(candidate):
+            return candidate
 
 
-def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
+def create_temporary(folder: Path, prefix: str) -> Path:
+    """A new empty file in ``folder`` with the permissions of the user's umask (``0666 &
+    ~umask``, as ``open`` gives; ``tempfile.mkstemp`` would make it 0600)."""
+    while True:
+        candidate = _temporary_name(folder, prefix)
+        try:
+            os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:  # taken between the look and the creation
+            continue
+        return candidate
+
+
+def create_staging_folder(folder: Path) -> Path:
+    """A new empty folder beside ``folder`` (``.NAME.XXXXXXXX``) with the permissions of the
+    user's umask, in which to build ``folder`` before ``replace_folder`` renames it in."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        candidate = _temporary_name(folder.parent, f".{folder.name}.")
+        try:
+            os.mkdir(candidate, 0o777)
+        except FileExistsError:
+            continue
+        return candidate
+
+
+def fsync_path(path: str | Path) -> None:
+    """Flush a file's data, or a folder's entries (renames into it), to the disk."""
+    directory = Path(path).is_dir()
+    descriptor = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0))
+    try:
+        os.fsync(descriptor)
+    except OSError as error:
+        if not (directory and error.errno in (errno.EINVAL, errno.ENOTSUP)):
+            raise  # some file systems cannot sync a folder: nothing more to do there
+    finally:
+        os.close(descriptor)
+
+
+def atomic_write(path: str | Path, write: Callable[[str], None], durable: bool = True) -> None:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it into place,
-    so readers never see a half-written file and an interruption leaves the old one.
+    so readers never see a half-written file and an interruption leaves the old one. This is
+    the one way the framework writes a file: with the user's umask, and (``durable``) the file
+    synced to the disk before the rename and the folder after it, so a power loss leaves the
+    old file or the new one, never an empty one. ``durable=False`` only for caches whose
+    entries are checked when read.
 
     A failed write (a full disk, no permission) is a ``WriteError`` naming ``path``; the
     temporary file is removed and the previous ``path`` is left as it was.
@@ -202,20 +247,53 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        tmp = str(create_temporary(path.parent, f".{path.name}."))
     except OSError as error:
         raise write_error(path, error) from None
-    os.close(handle)
     try:
         write(tmp)
+        if durable:
+            fsync_path(tmp)
         fault_point(f"atomic_write:{path.name}")
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
         os.replace(tmp, path)
+        if durable:
+            fsync_path(path.parent)
     except OSError as error:
         raise write_error(path, error) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """``text`` in UTF-8 to ``path`` through ``atomic_write``."""
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def save_array(path: str | Path, array: Any) -> None:
+    """A numpy array as ``.npy`` through ``atomic_write``."""
+    import numpy as np
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as handle:  # a handle: np.save would add ".npy" to a name
+            np.save(handle, array)
+
+    atomic_write(path, write)
+
+
+def replace_folder(staging: Path, folder: Path) -> None:
+    """Rename the finished ``staging`` folder (from ``create_staging_folder``) to ``folder``,
+    replacing any old one, and sync the parent folder so the rename survives a power loss.
+    The files inside must have been written through ``atomic_write`` (synced)."""
+    fsync_path(staging)
+    old = None
+    if folder.exists():
+        old = _temporary_name(folder.parent, f".{folder.name}.")
+        os.replace(folder, old)
+    os.replace(staging, folder)
+    fsync_path(folder.parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def write_error(path: Path, error: BaseException) -> WriteError:
@@ -233,8 +311,7 @@ def write_error(path: Path, error: BaseException) -> WriteError:
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> None:
     """One string per line (vocabularies), written atomically; ``read_lines`` reads it back."""
-    text = "".join(line + "\n" for line in lines)
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 
 def read_lines(path: str | Path) -> list[str]:

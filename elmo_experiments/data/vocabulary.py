@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from collections import Counter
 from pathlib import Path
 
-from elmo_experiments.data.files import read_json, read_lines, sha1_of, write_lines
+from elmo_experiments.data.files import (
+    create_staging_folder,
+    read_json,
+    read_lines,
+    replace_folder,
+    sha1_of,
+    write_lines,
+)
 from elmo_experiments.errors import DataError
 from elmo_experiments.faults import fault_point
 
@@ -91,16 +96,13 @@ class Vocabulary:
         """Write every namespace into a temporary folder beside ``directory``, then rename it
         into place: a saved vocabulary is complete or absent, never half written."""
         directory = Path(directory)
-        directory.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+        staging = create_staging_folder(directory)
         try:
             for namespace, tokens in self._index_to_token.items():
                 write_lines(staging / f"{namespace}.txt", tokens)
             write_lines(staging / "namespaces.json", [json.dumps(sorted(self._index_to_token))])
             fault_point("vocabulary:staged")
-            if directory.exists():
-                shutil.rmtree(directory)
-            os.replace(staging, directory)
+            replace_folder(staging, directory)
         finally:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from elmo_experiments.data.files import atomic_write_text
 from elmo_experiments.errors import ConfigError, TrainingStopped
 from elmo_experiments.sweeps.spec import Cell, Sweep
 
@@ -59,7 +60,7 @@ def run_cell(cell: Cell, run_dir: Path, threads: int | None = None) -> dict[str,
         return {"cell": cell.name, "status": "recovered" if recover else "trained",
                 "attempts": attempt}
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / FAILED_FILE).write_text(json.dumps({"error": problem, "time": time.time()}))
+    atomic_write_text(run_dir / FAILED_FILE, json.dumps({"error": problem, "time": time.time()}))
     return {"cell": cell.name, "status": "failed", "error": problem, "attempts": 2}
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.config.registry import register
+from elmo_experiments.data.files import atomic_write_text
 from elmo_experiments.data.tag_schemes import convert_tags
 from elmo_experiments.metrics.span_f1 import SpanF1
 
@@ -46,11 +47,12 @@ class Conlleval:
 
     def write(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]],
               path: str | Path) -> None:
-        with open(path, "w", encoding="utf-8") as handle:
-            for tokens, gold, guess in self.sentences(instances, predictions):
-                for token, g, p in zip(tokens, gold, guess, strict=True):
-                    handle.write(f"{token} {g} {p}\n")
-                handle.write("\n")
+        lines = []
+        for tokens, gold, guess in self.sentences(instances, predictions):
+            lines.extend(f"{token} {g} {p}\n" for token, g, p in zip(tokens, gold, guess,
+                                                                       strict=True))
+            lines.append("\n")
+        atomic_write_text(path, "".join(lines))
 
 
 register("dataset_metric", "conlleval", params=[],

@@ -3,27 +3,40 @@
 It holds the run's ``config.json`` (its paths made absolute when the run started), the
 vocabulary, the best weights, ``metrics.json``, and the biLM: the files themselves when the
 config names a directory or files, or, for a shipped or released name, that name and the
-digest it must still have. ``archive.json`` lists which.
+digest it must still have. ``archive.json`` lists which, and every file's SHA-256.
+
+An archive is extracted once into the cache: into a temporary folder, checked (the whole gzip
+stream read, so its CRC is checked; every file the model needs present, with its listed
+SHA-256), and only then renamed into place, marked complete; a damaged archive is a one-line
+error naming it and leaves nothing in the cache.
 """
 
 from __future__ import annotations
 
 import copy
+import gzip
 import io
 import json
-import os
 import shutil
 import tarfile
-import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.data.files import atomic_write, read_json, sha256_of
+from elmo_experiments.data.files import (
+    atomic_write,
+    atomic_write_text,
+    create_staging_folder,
+    read_json,
+    replace_folder,
+    sha256_of,
+)
 from elmo_experiments.errors import DataError, RunDirError
 
 ARCHIVE_FILE = "model.tar.gz"
 MANIFEST_FILE = "archive.json"
 FORMAT = 1
+EXTRACTED = ".extracted"  # written last into an extraction once it is whole and checked
 
 
 def configs_of_type(config: Any, kind: str) -> list[dict[str, Any]]:
@@ -99,7 +112,8 @@ def write_archive(run_dir: str | Path, weights: str = "best.pt",
             files[f"bilm/{index}/options.json"] = options
             files[f"bilm/{index}/weights.hdf5"] = weight_file
         bilms.append(entry)
-    manifest = {"format": FORMAT, "bilm": bilms}
+    manifest = {"format": FORMAT, "bilm": bilms,
+                "files": {name: sha256_of(path) for name, path in files.items()}}
     target = Path(output) if output else run_dir / ARCHIVE_FILE
 
     def write(tmp: str) -> None:
@@ -118,36 +132,72 @@ def write_archive(run_dir: str | Path, weights: str = "best.pt",
 
 
 def extract_archive(path: str | Path) -> Path:
-    """The folder holding ``path``'s contents: extracted once into the cache (by digest)."""
+    """The folder holding ``path``'s contents: extracted once into the cache (by digest),
+    through a temporary folder, and renamed into place only when whole and checked."""
     from elmo_experiments.bilm.pretrained import cache_root
 
     path = Path(path)
     folder = cache_root() / "archives" / sha256_of(path)[:20]
-    if (folder / MANIFEST_FILE).is_file():
+    if (folder / EXTRACTED).is_file():
         return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".extract.", dir=folder.parent))
+    staging = create_staging_folder(folder)
     try:
-        with tarfile.open(path, "r:gz") as tar:
-            for member in tar.getmembers():
-                if not (member.isfile() or member.isdir()) or member.name.startswith("/") \
-                        or ".." in Path(member.name).parts:
-                    raise DataError(f"{path}: {member.name!r} is not a plain file inside the "
-                                    f"archive; refusing to extract it")
-            tar.extractall(staging, **({"filter": "data"} if hasattr(tarfile, "data_filter")
-                                       else {}))
-        if not (staging / MANIFEST_FILE).is_file():
-            raise DataError(f"{path}: not a model archive (no {MANIFEST_FILE})")
-        try:
-            os.replace(staging, folder)
-        except OSError:  # another process extracted it first
-            if not (folder / MANIFEST_FILE).is_file():
-                raise
-    except (tarfile.TarError, EOFError, OSError) as error:
-        raise DataError(f"{path}: cannot read the archive ({error})") from None
+        _extract(path, staging)
+        problem = _incomplete(staging)
+        if problem:
+            raise DataError(f"{path}: {problem}; the archive is damaged or incomplete")
+        atomic_write_text(staging / EXTRACTED, f"{path}\n")
+        if not (folder / EXTRACTED).is_file():  # else another process extracted it first
+            replace_folder(staging, folder)  # (and over an unfinished earlier extraction)
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
+        raise DataError(f"{path}: cannot read the archive ({error}); it is damaged") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+def _extract(path: Path, staging: Path) -> None:
+    """Every member of ``path`` into ``staging`` (its files are staged, so written directly),
+    then the rest of the gzip stream read: gzip checks its CRC only at the end, and tarfile
+    stops without a word at a damaged header."""
+    with gzip.open(path, "rb") as stream, tarfile.open(fileobj=stream, mode="r:") as tar:
+        members = tar.getmembers()
+        for member in members:
+            if not (member.isfile() or member.isdir()) or member.name.startswith("/") \
+                    or ".." in Path(member.name).parts:
+                raise DataError(f"{path}: {member.name!r} is not a plain file inside the "
+                                f"archive; refusing to extract it")
+        tar.extractall(staging, members=members,
+                       **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        while stream.read(1 << 20):
+            pass
+
+
+def _incomplete(folder: Path) -> str | None:
+    """What an extracted archive lacks: its manifest, a file the model needs, or a file whose
+    SHA-256 differs from the one the manifest lists (archives since the listing was added)."""
+    try:
+        manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"not a model archive (no {MANIFEST_FILE})"
+    except (ValueError, UnicodeDecodeError) as error:
+        return f"{MANIFEST_FILE} is not JSON ({error})"
+    listed: dict[str, str] = manifest.get("files") or {}
+    needed = ["config.json", "best.pt", "vocabulary/namespaces.json", *listed]
+    for entry in manifest.get("bilm", []):
+        if "embedded" in entry:
+            needed += [f"{entry['embedded']}/options.json", f"{entry['embedded']}/weights.hdf5"]
+    try:
+        namespaces = json.loads((folder / "vocabulary/namespaces.json").read_text("utf-8"))
+        needed += [f"vocabulary/{n}.txt" for n in namespaces]
+    except (OSError, ValueError, TypeError):
+        pass  # named as missing or checked against its digest below
+    for name in dict.fromkeys(needed):
+        if not (folder / name).is_file():
+            return f"{name} is missing"
+        if name in listed and sha256_of(folder / name) != listed[name]:
+            return f"{name} differs from its SHA-256 in {MANIFEST_FILE}"
+    return None
 
 
 def loading_config(config: dict[str, Any], folder: Path) -> dict[str, Any]:

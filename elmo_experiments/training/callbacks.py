@@ -36,6 +36,8 @@ class JsonlLog:
     def _write(self, event: str, **data: Any) -> None:
         if self.path is None:
             return
+        # an append-only log, not a file replaced whole: one line appended per event (a cut
+        # leaves at most a torn last line), so it does not go through atomic_write
         with open(self.path, "a", encoding="utf-8") as handle:
             handle.write(json.dumps({"event": event, "time": time.time(), **data}) + "\n")
 

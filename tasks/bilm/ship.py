@@ -1,12 +1,16 @@
 """Ship a pretrained biLM inside the package: float16 export, perplexities, model card, sums.
 
     python tasks/bilm/ship.py RUN_DIR [--name gutenberg] [--out elmo_experiments/bilm/models]
+                                      [--pins FILE]
 
 From a finished (or interrupted) ``elmo-exp pretrain`` run: exports ``best.pt`` in float16 into
 ``OUT/NAME``, scores the held-out split and every evaluation split of the run's prepared corpus
 with ``elmo-exp perplexity``'s code on both the float32 export and the float16 one (the stored
 copy is kept only if they agree within 1e-3), and writes ``training.json`` (every figure of the
 card), ``MODEL_CARD.md`` and ``SHA256SUMS``. Every number in the card comes from this script.
+Last it pins the SHA-256 of every file, which the package checks whenever the biLM loads: in
+``elmo_experiments/bilm/shipped_digests.py`` when OUT is the package's models folder (commit it
+with the files), in ``--pins FILE`` if given; otherwise it prints the entry to pin.
 """
 
 from __future__ import annotations
@@ -14,14 +18,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import runpy
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.bilm.pretrained import write_checksums
+from elmo_experiments.bilm.pretrained import (
+    PINS_FILE,
+    SHIPPED_ROOT,
+    SHIPPED_SHA256,
+    folder_digests,
+    render_pins,
+    write_checksums,
+)
 from elmo_experiments.bilm.pretraining.perplexity import perplexity
 from elmo_experiments.bilm.pretraining.run import export_run, validate_pretrain
+from elmo_experiments.data.files import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_BYTES = 40_000_000
@@ -190,11 +203,29 @@ use `state: 'stateless'`.
 """
 
 
+def update_pins(folder: Path, pins_file: Path | None) -> None:
+    """Pin the SHA-256 of ``folder``'s files under its name in ``pins_file`` (a
+    ``shipped_digests.py``, the other biLMs' pins kept), or print the entry when None."""
+    pinned = {folder.name: folder_digests(folder)}
+    if pins_file is None:
+        print(f"{folder}: to ship it, pin its digests in {PINS_FILE} (or rerun with --out "
+              f"{SHIPPED_ROOT}):\n{render_pins(pinned)}")
+        return
+    current = runpy.run_path(str(pins_file))["SHIPPED_SHA256"] if pins_file.is_file() \
+        else SHIPPED_SHA256
+    atomic_write_text(pins_file, render_pins({**current, **pinned}))
+    print(f"{pins_file}: pinned the SHA-256 of the {len(pinned[folder.name])} files of "
+          f"{folder.name}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--name", default="gutenberg")
     parser.add_argument("--out", type=Path, default=ROOT / "elmo_experiments/bilm/models")
+    parser.add_argument("--pins", type=Path, default=None,
+                        help="the shipped_digests.py to pin the files' SHA-256 in (default: the "
+                        "package's, when --out is the package's models folder)")
     args = parser.parse_args()
     out = args.out / args.name
     record = measure(args.run_dir, out)
@@ -206,13 +237,15 @@ def main() -> None:
     if prepared:
         places[str(prepared)] = "$ELMO_PREPARED_CORPUS"
     record = portable(record, places)
-    (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
-    (out / "MODEL_CARD.md").write_text(card(args.name, record, args.run_dir, out))
+    atomic_write_text(out / "training.json", json.dumps(record, indent=1) + "\n")
+    atomic_write_text(out / "MODEL_CARD.md", card(args.name, record, args.run_dir, out))
     write_checksums(out)
     total = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
     print(f"{out}: {total:,} bytes in all (limit {LIMIT_BYTES:,})")
     if total > LIMIT_BYTES:
         raise SystemExit(f"{out}: {total:,} bytes is over the {LIMIT_BYTES:,}-byte limit")
+    package_models = args.out.resolve() == SHIPPED_ROOT.resolve()
+    update_pins(out, args.pins or (PINS_FILE if package_models else None))
 
 
 if __name__ == "__main__":

@@ -1,15 +1,24 @@
-"""biLM files as users have them: released names in a folder, or AllenNLP's two file params."""
+"""biLM files as users have them: released names in a folder, AllenNLP's two file params, or
+a released name downloaded (from a local server) into the cache and checked at every load."""
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
+from fixture_models import TINY
+from http_files import Server
 
+from elmo_experiments.bilm import pretrained
 from elmo_experiments.bilm.characters import batch_to_ids
+from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.pretrained import KNOWN, resolve_bilm, resolve_weights
+from elmo_experiments.bilm.weights import write_random_weights
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.errors import DataError
 
@@ -104,3 +113,85 @@ def test_validation_names_every_source_problem(released_folder: Path, tmp_path: 
 def test_resolve_bilm_refuses_half_a_pair(released_folder: Path) -> None:
     with pytest.raises(DataError, match="give weights"):
         resolve_bilm(options_file=str(released_folder / f"{RELEASED}_options.json"))
+
+
+# ----------------------------------------------------------------- released names, downloaded
+
+
+@pytest.fixture
+def release(tiny_bilm_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+            ) -> Iterator[Server]:
+    """``small`` served by a local server (the tiny biLM's files at the released addresses),
+    and an empty cache."""
+    folder = f"/{KNOWN['small'].folder}/{RELEASED}"
+    server = Server({f"{folder}_options.json": (tiny_bilm_dir / "options.json").read_bytes(),
+                     f"{folder}_weights.hdf5": (tiny_bilm_dir / "weights.hdf5").read_bytes()})
+    monkeypatch.setattr(pretrained, "_BASE", server.url)
+    monkeypatch.setattr(pretrained, "_verified", set())
+    monkeypatch.setenv("ELMO_CACHE_DIR", str(tmp_path / "cache"))
+    yield server
+    server.close()
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_released_name_is_downloaded_recorded_and_checked_at_every_load(
+        release: Server, tmp_path: Path, tiny_bilm_dir: Path) -> None:
+    folder = tmp_path / "cache" / "small"
+    options, weights = resolve_weights("small")
+    assert (options, weights) == (folder / f"{RELEASED}_options.json",
+                                  folder / f"{RELEASED}_weights.hdf5")
+    assert weights.read_bytes() == (tiny_bilm_dir / "weights.hdf5").read_bytes()
+    assert (folder / "SHA256SUMS").read_text() == (f"{sha256(options)}  {options.name}\n"
+                                                  f"{sha256(weights)}  {weights.name}\n")
+    asked = len(release.requests)
+    assert resolve_weights("small") == (options, weights)
+    assert len(release.requests) == asked  # no second download
+    data = bytearray(weights.read_bytes())
+    data[len(data) // 2] ^= 1  # a flipped bit, layout intact
+    weights.write_bytes(bytes(data))
+    with pytest.raises(DataError, match=rf"^{weights}: SHA-256 differs from \S+SHA256SUMS "
+                       r"\(damaged or replaced file; delete it to download it again\)$"):
+        resolve_weights("small")
+    weights.unlink()
+    assert resolve_weights("small") == (options, weights)  # downloaded again, recorded again
+    assert sha256(weights) == sha256(tiny_bilm_dir / "weights.hdf5")
+
+
+def test_an_interrupted_release_download_resumes(release: Server, tmp_path: Path,
+                                                 tiny_bilm_dir: Path) -> None:
+    weights_path = f"/{KNOWN['small'].folder}/{RELEASED}_weights.hdf5"
+    release.cut, release.cut_path = 10_000, weights_path
+    with pytest.raises(DataError, match=r"(interrupted|ended early).* again to resume from "
+                       r"\S+_weights\.hdf5\.part"):
+        resolve_weights("small")
+    release.cut = None
+    _, weights = resolve_weights("small")
+    assert (weights_path, "bytes=10000-") in release.requests
+    assert weights.read_bytes() == (tiny_bilm_dir / "weights.hdf5").read_bytes()
+    assert not list((tmp_path / "cache").rglob("*.part"))
+
+
+def test_a_published_digest_is_checked(release: Server, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(KNOWN, "small", dataclasses.replace(KNOWN["small"],
+                                                            weights_sha256="0" * 64))
+    with pytest.raises(DataError, match=r"_weights\.hdf5: SHA-256 \w+ differs from the "
+                       r"expected 0{64}; the download was deleted"):
+        resolve_weights("small")
+    assert not list((tmp_path / "cache" / "small").glob("*weights*"))
+
+
+def test_weights_that_do_not_fit_the_options_are_refused_before_use(
+        release: Server, tmp_path: Path) -> None:
+    other = write_random_weights(tmp_path / "other", BilmOptions(**{
+        **dataclasses.asdict(TINY), "projection_dim": 6}))
+    release.files[f"/{KNOWN['small'].folder}/{RELEASED}_weights.hdf5"] = \
+        (other / "weights.hdf5").read_bytes()
+    with pytest.raises(DataError, match=rf"^{tmp_path / 'cache' / 'small'}/{RELEASED}_weights"
+                       r"\.hdf5: dataset \S+ has shape \([\d, ]+\), expected \([\d, ]+\) "
+                       r"from options\.json$"):
+        resolve_weights("small")
+    assert not (tmp_path / "cache" / "small" / "SHA256SUMS").exists()  # never trusted

@@ -14,7 +14,7 @@ import torch
 
 from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm import pretrained
-from elmo_experiments.bilm.activation_cache import ActivationCache
+from elmo_experiments.bilm.activation_cache import ActivationCache, entry_array, entry_bytes
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
 from elmo_experiments.bilm.pretrained import KNOWN, resolve_weights
@@ -142,6 +142,58 @@ def test_disk_cache_is_shared_between_embedders(tiny_bilm_dir: Path, tmp_path: P
     got = second(batch_to_ids(SENTENCES)).input
     assert second.cache is not None and (second.cache.hits, second.cache.misses) == (3, 0)
     torch.testing.assert_close(got, expected, atol=0, rtol=0)
+
+
+def _flip_a_value(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-40] ^= 0x10  # inside the last value, before the checksum
+    path.write_bytes(bytes(data))
+
+
+DAMAGE = {
+    "truncated": lambda path, other: path.write_bytes(path.read_bytes()[:150]),
+    "empty": lambda path, other: path.write_bytes(b""),
+    "flipped": lambda path, other: _flip_a_value(path),
+    "random": lambda path, other: path.write_bytes(np.random.default_rng(0).bytes(300)),
+    "another sentence's": lambda path, other: path.write_bytes(other.read_bytes()),
+    "shortened": lambda path, other: path.write_bytes(entry_bytes(
+        path.stem, np.ones((3, 1, 8), dtype=np.float32))),  # its own key: only the shape is off
+    "without a checksum": lambda path, other: np.save(path, np.ones((3, 1, 8), np.float32)),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_disk_entry_is_recomputed_with_one_warning(
+        damage: str, tiny_bilm_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+        ) -> None:
+    config = {"dropout": 0.0, "cache": {"disk_dir": str(tmp_path / "cache")}}
+    expected = build(tiny_bilm_dir, **config).eval()(batch_to_ids(SENTENCES)).input
+    entries = sorted((tmp_path / "cache").rglob("*.npy"))
+    assert len(entries) == len(SENTENCES)
+    DAMAGE[damage](entries[0], entries[1])
+    second = build(tiny_bilm_dir, **config).eval()
+    with caplog.at_level("WARNING", logger="elmo_experiments"):
+        got = second(batch_to_ids(SENTENCES)).input
+    torch.testing.assert_close(got, expected, atol=1e-6, rtol=0)  # alone in its batch now
+    assert second.cache is not None and (second.cache.hits, second.cache.misses) == (2, 1)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f"{entries[0]}: damaged activation cache entry (") and "\n" not in warnings[0]
+    third = build(tiny_bilm_dir, **config).eval()  # the recomputed entry was written again
+    torch.testing.assert_close(third(batch_to_ids(SENTENCES)).input, got, atol=0, rtol=0)
+    assert third.cache is not None and (third.cache.hits, third.cache.misses) == (3, 0)
+
+
+def test_disk_entries_load_as_npy_and_carry_their_checksum(tmp_path: Path) -> None:
+    cache = ActivationCache("n", disk_dir=str(tmp_path))
+    value = torch.linspace(-1, 1, 24).reshape(1, 3, 8)
+    cache.put("k", value)
+    [path] = tmp_path.rglob("k.npy")
+    assert np.array_equal(np.load(path), value.numpy())  # still an .npy file
+    assert entry_array("k", path.read_bytes()).shape == (1, 3, 8)
+    assert "checksum mismatch" in entry_array("other", path.read_bytes())
+    fresh = ActivationCache("n", disk_dir=str(tmp_path))
+    assert torch.equal(fresh.get("k", (1, 3, 8)), value)
 
 
 def test_the_environment_names_a_shared_disk_cache(tiny_bilm_dir: Path, tmp_path: Path,
@@ -404,6 +456,16 @@ def test_cached_known_name_needs_no_network(tiny_bilm_dir: Path, tmp_path: Path,
     assert build("medium").output_dim == OUTPUT_DIM
 
 
+class Response(io.BytesIO):
+    """What ``urlopen`` returns for a whole file."""
+
+    status = 200
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.headers = {"Content-Length": str(len(data))}
+
+
 def test_known_name_is_downloaded_once(tiny_bilm_dir: Path, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "cache"
@@ -411,10 +473,10 @@ def test_known_name_is_downloaded_once(tiny_bilm_dir: Path, tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     requested: list[str] = []
 
-    def fake_urlopen(url: str, timeout: float = 0) -> io.BytesIO:
-        requested.append(url)
-        kind = "options.json" if url.endswith("_options.json") else "weights.hdf5"
-        return io.BytesIO((tiny_bilm_dir / kind).read_bytes())
+    def fake_urlopen(request: urllib.request.Request, timeout: float = 0) -> Response:
+        requested.append(request.full_url)
+        kind = "options.json" if request.full_url.endswith("_options.json") else "weights.hdf5"
+        return Response((tiny_bilm_dir / kind).read_bytes())
 
     monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
     options, weights = resolve_weights("small")
@@ -423,8 +485,8 @@ def test_known_name_is_downloaded_once(tiny_bilm_dir: Path, tmp_path: Path,
     assert (options, weights) == (cache / "small" / f"{stem}_options.json",
                                   cache / "small" / f"{stem}_weights.hdf5")
     assert weights.read_bytes() == (tiny_bilm_dir / "weights.hdf5").read_bytes()
-    assert sorted(p.name for p in (cache / "small").iterdir()) == [f"{stem}_options.json",
-                                                                   f"{stem}_weights.hdf5"]
+    assert sorted(p.name for p in (cache / "small").iterdir()) == [
+        "SHA256SUMS", f"{stem}_options.json", f"{stem}_weights.hdf5"]  # digests: trusted
     resolve_weights("small")
     assert len(requested) == 2
 
@@ -434,9 +496,10 @@ def test_checksum_mismatch_leaves_nothing(tiny_bilm_dir: Path, tmp_path: Path,
     monkeypatch.setenv("ELMO_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(pretrained.KNOWN, "small",
-                        pretrained.Released("f", "s", options_sha1="0" * 40))
-    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=0: io.BytesIO(b"{}"))
-    with pytest.raises(DataError, match=r"checksum mismatch \(expected 0{40}\)"):
+                        pretrained.Released("f", "s", options_sha256="0" * 64))
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=0: Response(b"{}"))
+    with pytest.raises(DataError, match=r"SHA-256 \w{64} differs from the expected 0{64}; the "
+                       r"download was deleted"):
         resolve_weights("small")
     assert not list((tmp_path / "cache" / "small").iterdir())
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -19,6 +20,7 @@ from elmo_experiments.bilm import pretrained
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
+from elmo_experiments.errors import DataError
 
 FOLDER = pretrained.SHIPPED_ROOT / "gutenberg"
 FILES = {"options.json", "weights.hdf5", "softmax.hdf5", "vocab.txt", "training.json",
@@ -41,6 +43,29 @@ def test_the_name_resolves_offline_with_its_sums_checked(monkeypatch: pytest.Mon
     monkeypatch.setattr(pretrained, "_verified", set())  # check every file now
     assert pretrained.resolve_weights("gutenberg") == (FOLDER / "options.json",
                                                        FOLDER / "weights.hdf5")
+
+
+def test_the_package_pins_the_files_sha256() -> None:
+    """Shipping a biLM anew (tasks/bilm/ship.py) must update the pin in shipped_digests.py."""
+    assert set(pretrained.SHIPPED_SHA256) >= set(pretrained.shipped())
+    assert pretrained.SHIPPED_SHA256["gutenberg"] == pretrained.folder_digests(FOLDER)
+    assert set(pretrained.SHIPPED_SHA256["gutenberg"]) == FILES - {"SHA256SUMS"}
+    assert pretrained.PINS_FILE.read_text() == pretrained.render_pins(pretrained.SHIPPED_SHA256)
+
+
+def test_a_flipped_bit_is_refused_with_the_listing_deleted(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "models" / "gutenberg"
+    shutil.copytree(FOLDER, copy)
+    (copy / "SHA256SUMS").unlink()
+    data = bytearray((copy / "weights.hdf5").read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (copy / "weights.hdf5").write_bytes(bytes(data))
+    monkeypatch.setattr(pretrained, "SHIPPED_ROOT", copy.parent)
+    monkeypatch.setattr(pretrained, "_verified", set())
+    with pytest.raises(DataError, match=r"gutenberg/weights\.hdf5: SHA-256 differs from the "
+                       r"digest pinned in shipped_digests\.py"):
+        pretrained.resolve_weights("gutenberg")
 
 
 def _no_network(*args: object, **kwargs: object) -> None:

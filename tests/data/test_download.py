@@ -7,14 +7,13 @@ import hashlib
 import io
 import json
 import socket
-import threading
 import zipfile
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from http_files import Server
 
 from elmo_experiments.cli import cli
 from elmo_experiments.data import download as dl
@@ -41,62 +40,12 @@ def _zip() -> bytes:
 FILES = {"/toy.zip": _zip(), "/plain.bin": PLAIN, "/notes.txt.gz": gzip.compress(NOTES)}
 
 
-class Server:
-    """A ThreadingHTTPServer on 127.0.0.1 serving ``FILES``; Range honoured unless told."""
-
-    def __init__(self, honour_range: bool = True, cut: int | None = None) -> None:
-        self.honour_range = honour_range
-        self.cut = cut  # send only this many bytes of /plain.bin, then hang up
-        self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
-        self.sent = 0  # body bytes sent
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                asked = self.headers.get("Range")
-                server.requests.append((self.path, asked))
-                body = FILES.get(self.path)
-                if body is None:
-                    self.send_error(404)
-                    return
-                start = 0
-                if asked and server.honour_range:
-                    start = int(asked.removeprefix("bytes=").split("-")[0])
-                    if start >= len(body):
-                        self.send_error(416)
-                        return
-                    self.send_response(206)
-                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-                else:
-                    self.send_response(200)
-                self.send_header("Content-Length", str(len(body) - start))
-                self.end_headers()
-                end = server.cut if server.cut and self.path == "/plain.bin" else len(body)
-                with server.lock:  # counted before the client can see the bytes and move on
-                    server.sent += end - start
-                self.wfile.write(body[start:end])
-                self.close_connection = end < len(body)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
 def serve() -> Iterator[Callable[..., Server]]:
     servers: list[Server] = []
 
     def start(honour_range: bool = True, cut: int | None = None) -> Server:
-        servers.append(Server(honour_range, cut))
+        servers.append(Server(FILES, honour_range, cut, "/plain.bin"))
         return servers[-1]
 
     yield start

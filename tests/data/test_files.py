@@ -1,13 +1,21 @@
-"""atomic_write: all or nothing, with the usual file permissions."""
+"""atomic_write: all or nothing, synced to the disk, with the usual file permissions; the one
+way the package writes its files."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
-from elmo_experiments.data.files import atomic_write, read_lines, write_lines
+from elmo_experiments.data.files import (
+    atomic_write,
+    create_staging_folder,
+    read_lines,
+    replace_folder,
+    write_lines,
+)
 
 
 def test_atomic_write_replaces_and_uses_the_umask(tmp_path: Path) -> None:
@@ -34,3 +42,66 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
         atomic_write(path, fail)
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]
+
+
+def test_atomic_write_syncs_the_file_renames_then_syncs_the_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(descriptor: int) -> None:
+        target = os.readlink(f"/proc/self/fd/{descriptor}")
+        events.append(("fsync", "folder" if os.path.isdir(target) else Path(target).name[:9]))
+        real_fsync(descriptor)
+
+    def replace(source: str, target: str) -> None:
+        events.append(("replace", Path(target).name))
+        real_replace(source, target)
+
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc to name the synced files")
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    atomic_write(tmp_path / "best.pt", lambda tmp: Path(tmp).write_bytes(b"weights"))
+    assert events == [("fsync", ".best.pt."), ("replace", "best.pt"), ("fsync", "folder")]
+    assert (tmp_path / "best.pt").read_bytes() == b"weights"
+
+
+def test_a_staged_folder_replaces_the_old_one_with_the_umask(tmp_path: Path) -> None:
+    folder = tmp_path / "vocabulary"
+    folder.mkdir()
+    (folder / "old.txt").write_text("old")
+    old = os.umask(0o022)
+    try:
+        staging = create_staging_folder(folder)
+        write_lines(staging / "tokens.txt", ["a"])
+        replace_folder(staging, folder)
+    finally:
+        os.umask(old)
+    assert [p.name for p in folder.iterdir()] == ["tokens.txt"]
+    assert folder.stat().st_mode & 0o777 == 0o755  # not mkdtemp's 0700
+    assert [p.name for p in tmp_path.iterdir()] == ["vocabulary"]
+
+
+# Writing calls that must only ever write an atomic_write temporary (``tmp``), the open
+# ``handle`` of one, or a memory ``buffer``; the exceptions say why they may write directly.
+WRITES = re.compile(r"\.write_text\(|\.write_bytes\(|\bopen\([^)]*[\"'][wax]b?[\"']|json\.dump\(|"
+                    r"np\.save\(|torch\.save\(|h5py\.File\([^)]*[\"'][wax][\"']|\.savefig\(")
+DIRECT_WRITERS = {
+    "data/files.py",  # the atomic path itself
+    "training/callbacks.py",  # log.jsonl: an append-only log
+    "analysis/static_vectors.py",  # the tokenised corpus, in a temporary folder
+    "data/hdf5_output.py",  # opens an atomic_write temporary through its guard
+}
+
+
+def test_every_file_the_package_writes_goes_through_atomic_write() -> None:
+    package = Path(__file__).resolve().parents[2] / "elmo_experiments"
+    offenders = []
+    for source in sorted(package.rglob("*.py")):
+        name = source.relative_to(package).as_posix()
+        for number, line in enumerate(source.read_text().splitlines(), start=1):
+            if WRITES.search(line) and name not in DIRECT_WRITERS and not re.search(
+                    r"\btmp\b|(json\.dump|np\.save)\(.*\b(handle|buffer)\b", line):
+                offenders.append(f"{name}:{number}: {line.strip()}")
+    assert offenders == []

@@ -89,6 +89,8 @@ def test_a_named_biLM_must_keep_its_digest(trained, tmp_path: Path, tiny_bilm_di
     shutil.copytree(tiny_bilm_dir, tmp_path / "models" / "demo")  # a shipped biLM 'demo'
     (tmp_path / "models" / "demo" / "MODEL_CARD.md").write_text("# demo\n")
     monkeypatch.setattr(pretrained, "SHIPPED_ROOT", tmp_path / "models")
+    monkeypatch.setattr(pretrained, "SHIPPED_SHA256", {  # as the package pins its biLMs
+        "demo": pretrained.folder_digests(tmp_path / "models" / "demo")})
     config = json.loads(json.dumps(trained["config"]))
     config["model"]["token_embedders"]["elmo"]["weights"] = "demo"
     folder = tmp_path / "unpacked"
@@ -116,6 +118,74 @@ def test_an_archive_with_an_escaping_member_is_refused(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="not a plain file inside the archive"):
         extract_archive(bad)
     assert not (tmp_path / "escape.txt").exists()
+
+
+@pytest.mark.parametrize("where", [0.3, 0.6, 0.9, 0.99])
+def test_a_damaged_archive_is_refused_by_name_and_not_cached(trained, tmp_path: Path,
+                                                             where: float) -> None:
+    """Damage deep inside the gzip stream is caught by its CRC (read to the end), whatever it
+    hits: a member's bytes, a tar header (tarfile would stop there without a word)."""
+    from elmo_experiments.run import load_run
+
+    data = bytearray(trained["archive"].read_bytes())
+    start = int(len(data) * where)
+    data[start : start + 16] = bytes(16)
+    damaged = tmp_path / "model.tar.gz"
+    damaged.write_bytes(bytes(data))
+    with pytest.raises(DataError, match=rf"^{damaged}: cannot read the archive \(.+\); it is "
+                       r"damaged$"):
+        load_run(damaged)
+    assert _cached(tmp_path) == []
+
+
+def _cached(tmp_path: Path) -> list[str]:
+    archives = tmp_path / "cache" / "archives"
+    return sorted(p.name for p in archives.iterdir()) if archives.is_dir() else []
+
+
+def _repacked(source: Path, target: Path, keep: object) -> Path:
+    """``source``'s members for which ``keep(name)`` holds, in a new (valid) archive."""
+    with tarfile.open(source, "r:gz") as old, tarfile.open(target, "w:gz") as new:
+        for member in old.getmembers():
+            if keep(member.name):
+                new.addfile(member, old.extractfile(member) if member.isfile() else None)
+    return target
+
+
+def test_an_archive_missing_a_file_is_refused_by_name(trained, tmp_path: Path) -> None:
+    from elmo_experiments.run import load_run
+
+    short = _repacked(trained["archive"], tmp_path / "short.tar.gz",
+                      lambda name: not name.startswith("vocabulary/"))
+    with pytest.raises(DataError, match=rf"^{short}: vocabulary/namespaces\.json is missing; "
+                       r"the archive is damaged or incomplete$"):
+        load_run(short)
+    assert _cached(tmp_path) == []
+    swapped = tmp_path / "swapped.tar.gz"  # a whole gzip stream, a member's bytes replaced
+    with tarfile.open(trained["archive"], "r:gz") as old, tarfile.open(swapped, "w:gz") as new:
+        for member in old.getmembers():
+            data = old.extractfile(member).read() if member.isfile() else b""
+            if member.name == "config.json":
+                data = data.replace(b'"', b"'", 1)
+            member.size = len(data)
+            new.addfile(member, io.BytesIO(data) if member.isfile() else None)
+    with pytest.raises(DataError, match=rf"^{swapped}: config\.json differs from its SHA-256 in "
+                       r"archive\.json; the archive is damaged or incomplete$"):
+        load_run(swapped)
+    assert _cached(tmp_path) == []
+
+
+def test_an_unfinished_extraction_in_the_cache_is_done_again(trained, tmp_path: Path) -> None:
+    from elmo_experiments.data.files import sha256_of
+    from elmo_experiments.run import load_run
+
+    folder = tmp_path / "cache" / "archives" / sha256_of(trained["archive"])[:20]
+    folder.mkdir(parents=True)  # as an earlier version could leave it: manifest, no vocabulary
+    with tarfile.open(trained["archive"], "r:gz") as tar:
+        tar.extract("archive.json", folder)
+    load_run(trained["archive"])
+    assert (folder / "vocabulary" / "namespaces.json").is_file()
+    assert _cached(tmp_path) == [folder.name]
 
 
 def test_not_an_archive_is_one_line(tmp_path: Path) -> None:

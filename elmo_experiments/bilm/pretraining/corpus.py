@@ -29,7 +29,13 @@ import numpy as np
 
 from elmo_experiments.bilm.pretraining.exclusion import Exclusions
 from elmo_experiments.config.registry import Param
-from elmo_experiments.data.files import iter_lines, read_lines, write_lines
+from elmo_experiments.data.files import (
+    atomic_write_text,
+    iter_lines,
+    read_lines,
+    save_array,
+    write_lines,
+)
 from elmo_experiments.errors import DataError
 
 logger = logging.getLogger("elmo_experiments")
@@ -169,7 +175,7 @@ class PreparedCorpus:
         path = self.directory / f"{split}.npy"
         if not path.is_file():
             raise DataError(f"{path}: split {split!r} was not prepared")
-        return np.load(path, mmap_mode="r")
+        return _load_array(path, mmap_mode="r")
 
     def splits(self) -> list[str]:
         return sorted(p.stem for p in self.directory.glob("*.npy") if p.stem != "counts")
@@ -180,7 +186,17 @@ class PreparedCorpus:
         if not (directory / "types.txt").is_file():
             raise DataError(f"{directory}: not a prepared corpus (no types.txt)")
         types = read_lines(directory / "types.txt")
-        return cls(directory, types, np.load(directory / "counts.npy"))
+        return cls(directory, types, _load_array(directory / "counts.npy"))
+
+
+def _load_array(path: Path, mmap_mode: str | None = None) -> np.ndarray:
+    """An array file of a prepared corpus; a truncated or damaged one is a ``DataError``
+    naming it (numpy raises ValueError, or EOFError that the CLI would take for Ctrl-D)."""
+    try:
+        return np.load(path, mmap_mode=mmap_mode)
+    except (ValueError, EOFError, OSError) as error:
+        raise DataError(f"{path}: not a readable array ({error}); the prepared corpus is "
+                        "damaged: delete its folder to prepare it again") from None
 
 
 FINGERPRINT = "fingerprint.json"  # written last: marks a complete preparation
@@ -243,8 +259,8 @@ def load_or_prepare(train: list[dict[str, str]], evaluation: dict[str, dict[str,
     corpus = prepare_corpus(train, evaluation, directory, heldout_every, max_sentence_length)
     sizes = {p.name: p.stat().st_size for p in sorted(directory.iterdir())
              if p.is_file() and p.name not in (MANIFEST, FINGERPRINT, OWNER)}
-    (directory / MANIFEST).write_text(json.dumps(sizes, indent=1))
-    marker.write_text(json.dumps(wanted, indent=1))
+    atomic_write_text(directory / MANIFEST, json.dumps(sizes, indent=1))
+    atomic_write_text(marker, json.dumps(wanted, indent=1))  # last: the corpus is complete
     return corpus
 
 
@@ -259,7 +275,7 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
         raise DataError(f"{directory}: not empty and not a prepared corpus; prepare corpora "
                         f"into a new or empty folder (nothing in it was changed)")
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / OWNER).write_text("a prepared corpus of elmo-experiments\n")
+    atomic_write_text(directory / OWNER, "a prepared corpus of elmo-experiments\n")
     for stale in [*directory.glob("*.npy"), directory / FINGERPRINT, directory / MANIFEST]:
         stale.unlink(missing_ok=True)
     index: dict[str, int] = {}
@@ -291,14 +307,14 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
         for tokens in read_source(source):
             encode(tokens, arrays[name], count=False)
     for name, values in arrays.items():
-        np.save(directory / f"{name}.npy", np.frombuffer(values, dtype=np.int32))
+        save_array(directory / f"{name}.npy", np.frombuffer(values, dtype=np.int32))
     write_lines(directory / "types.txt", types)
     frequency = np.zeros(len(types), dtype=np.int64)
     for type_id, count in counts.items():
         frequency[type_id] = count
-    np.save(directory / "counts.npy", frequency)
+    save_array(directory / "counts.npy", frequency)
     summary = {name: int((np.frombuffer(v, dtype=np.int32) >= 0).sum()) for name, v in
                arrays.items()}
-    (directory / "summary.json").write_text(json.dumps(
+    atomic_write_text(directory / "summary.json", json.dumps(
         {"tokens": summary, "types": len(types), "excluded": excluded}, indent=2))
     return PreparedCorpus(directory, types, frequency)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,14 @@ from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec
 from elmo_experiments.config.validate import Validator
-from elmo_experiments.data.files import atomic_write, read_json, sha1_of, warn_if_sample
+from elmo_experiments.data.files import (
+    atomic_write,
+    create_staging_folder,
+    read_json,
+    sha1_of,
+    warn_if_sample,
+)
+from elmo_experiments.data.hdf5_output import HDF5Output
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
 from elmo_experiments.training.distributed import (
     World,
@@ -103,17 +109,16 @@ def export_bilm(model: BilmLanguageModel, vocab: SoftmaxVocabulary, directory: s
                 float16: bool = False) -> Path:
     """``options.json`` + ``weights.hdf5`` (released layout), ``softmax.hdf5`` and ``vocab.txt``;
     ``float16`` stores the arrays in half precision (loaders upcast them)."""
-    import h5py
     import numpy as np
 
     dtype = np.float16 if float16 else np.float32
     directory = save_weights(model.bilm, directory, dtype)
 
     def write(tmp: str) -> None:
-        with h5py.File(tmp, "w") as handle:
+        with HDF5Output(tmp) as out:
             for name, tensor in (("W", model.softmax.weight), ("b", model.softmax.bias)):
-                handle.create_dataset(f"softmax/{name}",
-                                      data=tensor.detach().cpu().numpy().astype(dtype))
+                out.file.create_dataset(f"softmax/{name}",
+                                        data=tensor.detach().cpu().numpy().astype(dtype))
 
     atomic_write(directory / SOFTMAX_FILE, write)
     vocab.save(directory / VOCAB_FILE)
@@ -195,8 +200,7 @@ def _prepare_first(settings: dict[str, Any], run_dir: Path, recover: bool
         return _corpus(settings, Path(settings["prepared_dir"])), False
     if recover:
         return _corpus(settings, run_dir / "corpus"), False
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.corpus.", dir=run_dir.parent))
+    staged = create_staging_folder(run_dir.with_name(f"{run_dir.name}.corpus"))
     try:
         return _corpus(settings, staged), True
     except BaseException:

@@ -220,6 +220,12 @@ def test_prepared_corpus_errors(sources, tmp_path: Path) -> None:
         corpus.ids("wsj_test")
     with pytest.raises(DataError, match="not a prepared corpus"):
         PreparedCorpus.load(tmp_path / "nowhere")
+    (tmp_path / "prepared" / "train.npy").write_bytes(b"\x93NUMPY")  # truncated
+    with pytest.raises(DataError, match=r"train\.npy: not a readable array .*delete its folder"):
+        corpus.ids("train")
+    (tmp_path / "prepared" / "counts.npy").write_bytes(b"")  # numpy: EOFError, not Ctrl-D
+    with pytest.raises(DataError, match=r"counts\.npy: not a readable array"):
+        PreparedCorpus.load(tmp_path / "prepared")
 
 
 def test_types_with_unusual_characters_round_trip(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -376,7 +377,7 @@ def test_ship_script_exports_a_checked_biLM_with_its_card(runs, tmp_path: Path,
 
     ship = load_script(ROOT / "tasks/bilm/ship.py", "ship_bilm")
     monkeypatch.setattr(sys, "argv", ["ship.py", str(runs["straight"]), "--name", "demo",
-                                      "--out", str(tmp_path)])
+                                      "--out", str(tmp_path), "--pins", str(tmp_path / "pins.py")])
     ship.main()
     out = tmp_path / "demo"
     assert {p.name for p in out.iterdir()} == {"options.json", "weights.hdf5", "softmax.hdf5",
@@ -395,7 +396,10 @@ def test_ship_script_exports_a_checked_biLM_with_its_card(runs, tmp_path: Path,
     assert stored == record["perplexity"]["sample_heldout"]["float16"]
     card = (out / "MODEL_CARD.md").read_text()
     assert f"**{stored['perplexity']:.2f}**" in card
+    pins = runpy.run_path(str(tmp_path / "pins.py"))["SHIPPED_SHA256"]
+    assert pins == {**pretrained.SHIPPED_SHA256, "demo": pretrained.folder_digests(out)}
     monkeypatch.setattr(pretrained, "SHIPPED_ROOT", tmp_path)
+    monkeypatch.setattr(pretrained, "SHIPPED_SHA256", pins)  # as the package would pin it
     assert pretrained.resolve_weights("demo") == (out / "options.json", out / "weights.hdf5")
     layers = bilm_outputs(load_bilm(*pretrained.resolve_weights("demo")))
     reference = bilm_outputs(trained_model(runs["straight"]).bilm)
