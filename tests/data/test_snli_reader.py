@@ -74,6 +74,14 @@ def test_malformed_lines_name_the_file_and_line(tmp_path: Path, line: object,
         SnliReader({}).read(path)
 
 
+def test_a_deeply_nested_line_names_the_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, record(), "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DataError) as info:
+        SnliReader({}).read(path)
+    assert str(info.value) == (f"{path}:2: JSON nested too deeply to read (arrays or objects "
+                               f"thousands of levels deep)")
+
+
 def test_spacy_tokenizer_needs_text(tmp_path: Path) -> None:
     path = write(tmp_path, record(sentence2=None))
     with pytest.raises(DataError, match=f"{path}:1: 'sentence2' is missing"):

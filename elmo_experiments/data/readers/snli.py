@@ -8,7 +8,7 @@ from typing import Any
 
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import LabelField, MetadataField, TextField
-from elmo_experiments.data.files import LINE_LIMIT_DOC, iter_lines, resolve_data_path
+from elmo_experiments.data.files import LINE_LIMIT_DOC, TOO_DEEP, iter_lines, resolve_data_path
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
 from elmo_experiments.errors import DataError
@@ -63,6 +63,8 @@ class SnliReader:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise DataError(f"{where}: not a JSON object: {error.msg}") from None
+            except RecursionError:
+                raise DataError(f"{where}: {TOO_DEEP}") from None
             if not isinstance(record, dict):
                 raise DataError(f"{where}: not a JSON object")
             label = record.get("gold_label")
