@@ -29,7 +29,7 @@ import numpy as np
 
 from elmo_experiments.bilm.pretraining.exclusion import Exclusions
 from elmo_experiments.config.registry import Param
-from elmo_experiments.data.files import iter_lines, read_lines, write_lines
+from elmo_experiments.data.files import iter_lines, read_json, read_lines, write_lines
 from elmo_experiments.errors import DataError
 
 logger = logging.getLogger("elmo_experiments")
@@ -169,7 +169,7 @@ class PreparedCorpus:
         path = self.directory / f"{split}.npy"
         if not path.is_file():
             raise DataError(f"{path}: split {split!r} was not prepared")
-        return np.load(path, mmap_mode="r")
+        return _array(path, mmap=True)
 
     def splits(self) -> list[str]:
         return sorted(p.stem for p in self.directory.glob("*.npy") if p.stem != "counts")
@@ -180,7 +180,20 @@ class PreparedCorpus:
         if not (directory / "types.txt").is_file():
             raise DataError(f"{directory}: not a prepared corpus (no types.txt)")
         types = read_lines(directory / "types.txt")
-        return cls(directory, types, np.load(directory / "counts.npy"))
+        return cls(directory, types, _array(directory / "counts.npy"))
+
+
+def _array(path: Path, mmap: bool = False) -> np.ndarray:
+    """A prepared corpus's ``.npy`` file; a missing or damaged one is a one-line
+    ``DataError`` naming it."""
+    try:
+        return np.load(path, mmap_mode="r" if mmap else None)
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing; remove {path.parent} to prepare the corpus "
+                        f"again") from None
+    except (ValueError, OSError, EOFError) as error:  # a bad header, a truncated array
+        raise DataError(f"{path}: damaged ({error}); remove {path.parent} to prepare the "
+                        f"corpus again") from None
 
 
 FINGERPRINT = "fingerprint.json"  # written last: marks a complete preparation
@@ -194,9 +207,19 @@ def damaged_files(directory: Path) -> list[str]:
     manifest = directory / MANIFEST
     if not manifest.is_file():
         return []
-    sizes = json.loads(manifest.read_text())
+    sizes = read_prepared_json(manifest)
     return [name for name, size in sizes.items()
             if not (directory / name).is_file() or (directory / name).stat().st_size != size]
+
+
+def read_prepared_json(path: Path) -> dict[str, Any]:
+    """One of a prepared corpus's JSON files (fingerprint, manifest, summary); a damaged one
+    is a one-line ``DataError`` naming it (and the line), and how to prepare the corpus anew."""
+    try:
+        return read_json(path)
+    except DataError as error:
+        raise DataError(f"{error}; remove {path.parent} to prepare the corpus again"
+                        ) from None
 
 
 def fingerprint(train: list[dict[str, str]], evaluation: dict[str, dict[str, str]],
@@ -232,7 +255,7 @@ def load_or_prepare(train: list[dict[str, str]], evaluation: dict[str, dict[str,
     wanted = fingerprint(train, evaluation, heldout_every, max_sentence_length)
     marker = directory / FINGERPRINT
     if marker.is_file():
-        if json.loads(marker.read_text()) != json.loads(json.dumps(wanted)):
+        if read_prepared_json(marker) != json.loads(json.dumps(wanted)):
             raise DataError(f"{directory}: prepared from other sources or settings; remove it "
                             "or choose another corpus.prepared_dir")
         damaged = damaged_files(directory)

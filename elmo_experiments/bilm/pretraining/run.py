@@ -11,7 +11,12 @@ from typing import Any
 
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.pretrained import resolve_weights, write_checksums
-from elmo_experiments.bilm.pretraining.corpus import SOURCE_PARAMS, PreparedCorpus, load_or_prepare
+from elmo_experiments.bilm.pretraining.corpus import (
+    SOURCE_PARAMS,
+    PreparedCorpus,
+    load_or_prepare,
+    read_prepared_json,
+)
 from elmo_experiments.bilm.pretraining.lm_data import (
     LM_LOADER_PARAMS,
     SOFTMAX_FILE,
@@ -280,7 +285,7 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
                         values["trainer"], run_dir, config, recover, description, world)
     model.to("cpu")
     metrics = summary(trainer, best)
-    metrics["corpus"] = json.loads((corpus.directory / "summary.json").read_text())
+    metrics["corpus"] = read_prepared_json(corpus.directory / "summary.json")
     metrics["embedded_sample"] = used_sample
     if init_files:
         metrics["init_from"] = what["init_from"]
