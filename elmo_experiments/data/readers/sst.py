@@ -122,7 +122,8 @@ register(
     params=[
         Param("token_indexers", component="token_indexer", mapping=True),
         Param("use_subtrees", bool, False, doc="every phrase, not only the root sentence"),
-        Param("min_phrase_length", int, 1, doc="shortest phrase kept with use_subtrees"),
+        Param("min_phrase_length", int, 1, bounds=AT_LEAST_ONE,
+              doc="shortest phrase kept with use_subtrees"),
         Param("binary", bool, False, doc="SST-2: drop neutral, 0/1 -> negative, 3/4 -> positive"),
         Param("max_line_length", int, 50_000, bounds=AT_LEAST_ONE,
               doc=LINE_LIMIT_DOC),
