@@ -55,8 +55,10 @@ def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
 
 
 def _loader(run: Assembled, instances: list[dict[str, Any]], source: str) -> InstanceLoader:
-    data = index_instances(instances, run.reader.fields, run.vocab, source=source)
-    return InstanceLoader(data, run.reader.fields, run.experiment["data_loader"], train=False)
+    settings = run.experiment["data_loader"]
+    data = index_instances(instances, run.reader.fields, run.vocab, source=source,
+                           max_instance_tokens=settings["max_instance_tokens"])
+    return InstanceLoader(data, run.reader.fields, settings, train=False)
 
 
 def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,

@@ -210,7 +210,9 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     model = build_model(experiment, reader, vocab)
     dataset_metric = build_dataset_metric(experiment, evaluation_reader, vocab)
     try:
-        indexed = {split: index_instances(data, reader.fields, vocab, source=str(paths[split]))
+        limit = experiment["data_loader"]["max_instance_tokens"]
+        indexed = {split: index_instances(data, reader.fields, vocab, source=str(paths[split]),
+                                          max_instance_tokens=limit)
                    for split, data in datasets.items()}
     except DataError as error:
         if not saved:
