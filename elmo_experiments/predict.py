@@ -11,6 +11,7 @@ from typing import Any
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.fields import TextField, target_fields, text_fields
 from elmo_experiments.data.files import iter_lines
+from elmo_experiments.data.read_report import check_not_empty
 from elmo_experiments.errors import ConfigError, DataError
 from elmo_experiments.run import Assembled, load_run
 from elmo_experiments.training.evaluation import evaluate
@@ -27,6 +28,7 @@ def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "be
         raise ConfigError(["dataset_metric: not set, so this run has no official output "
                            "format to write"], source=str(run_dir))
     instances = run.reader.read(data_file)
+    check_not_empty("evaluation", str(data_file), instances, run.reader)
     predictions: list[dict[str, Any]] = []
     loader = _loader(run, instances, str(data_file))
     metrics = evaluate(run.model, loader, predictions, dataset_metric=run.dataset_metric)

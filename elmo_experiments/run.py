@@ -22,6 +22,7 @@ from elmo_experiments.data.files import (
     read_json,
     warn_if_sample,
 )
+from elmo_experiments.data.read_report import check_not_empty
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.devices import resolve_device
 from elmo_experiments.errors import DataError, RunDirError
@@ -123,9 +124,15 @@ def build_readers(experiment: Experiment) -> tuple[Any, Any]:
 
 def read_datasets(experiment: Experiment, reader: Any, evaluation_reader: Any
                   ) -> dict[str, list[dict[str, Any]]]:
-    """Every configured split, read; the training data cut to ``train_data_fraction``."""
-    datasets = {split: (reader if split == "train" else evaluation_reader).read(path)
-                for split, path in data_paths(experiment).items() if path}
+    """Every configured split, read; the training data cut to ``train_data_fraction``. A split
+    left without instances (every record dropped by its reader) is a one-line error saying how
+    many were read and why they were dropped."""
+    datasets = {}
+    for split, path in data_paths(experiment).items():
+        if path:
+            split_reader = reader if split == "train" else evaluation_reader
+            datasets[split] = split_reader.read(path)
+            check_not_empty(split, path, datasets[split], split_reader)
     datasets["train"] = subsample(datasets["train"], experiment["train_data_fraction"],
                                   experiment["train_data_seed"])
     return datasets

@@ -95,7 +95,19 @@ def test_bracket_escapes_become_brackets(tmp_path: Path) -> None:
 
 def test_a_file_without_labelled_pairs_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="no labelled sentence pairs"):
-        SnliReader({}).read(write(tmp_path, record("-")))
+        SnliReader({}).read(write(tmp_path, ""))
+    path = write(tmp_path, record("-"), record("-"))
+    with pytest.raises(DataError) as info:
+        SnliReader({}).read(path)
+    assert str(info.value) == (f"{path}: no labelled sentence pairs found (2 pairs read, 2 "
+                               f"dropped (2 labelled '-' (no consensus)))")
+
+
+def test_the_read_report_counts_the_pairs_left_out(tmp_path: Path) -> None:
+    reader = SnliReader({})
+    reader.read(write(tmp_path, record("entailment"), record("-"), "", record("neutral")))
+    assert reader.read_report.describe() == "3 pairs read, 1 dropped (1 labelled '-' (no " \
+                                            "consensus))"
 
 
 def test_the_embedded_sample_reads() -> None:
