@@ -31,7 +31,13 @@ from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.archive import extract_archive, loading_config, write_archive
 from elmo_experiments.training.callbacks import Callback
-from elmo_experiments.training.distributed import World, global_settings, sharded, world_from_env
+from elmo_experiments.training.distributed import (
+    World,
+    global_settings,
+    sharded,
+    stop_on_lost_rank,
+    world_from_env,
+)
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     check_run_dir,
@@ -182,12 +188,13 @@ def train(
     config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
     run_dir = Path(serialization_dir)
-    check_run_dir(run_dir, force=force, recover=recover)
-    world.barrier()  # every rank has looked at the run directory before rank 0 changes it
-    setup_logging(None, world)
-    what = identity(config_path, overrides, ext_vars, reads, experiment.raw)
-    return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [], what,
-                  world)
+    with stop_on_lost_rank(run_dir):  # another rank gone: one line, not gloo's tracebacks
+        check_run_dir(run_dir, force=force, recover=recover)
+        world.barrier()  # every rank has looked at the run directory before rank 0 changes it
+        setup_logging(None, world)
+        what = identity(config_path, overrides, ext_vars, reads, experiment.raw)
+        return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [],
+                      what, world)
 
 
 def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, source: str,

@@ -196,3 +196,28 @@ def test_a_signal_to_one_rank_stops_both_at_one_step_and_recovery_is_exact(
     for uninterrupted, recovered in zip(epochs(two), epochs(run_dir), strict=True):
         for key in ("training_loss", "validation_loss", "validation_f1"):
             assert recovered[key] == pytest.approx(uninterrupted[key], rel=1e-6), key
+
+
+@pytest.mark.slow
+def test_a_killed_rank_stops_the_other_in_one_line_and_recovery_is_exact(
+        ner_pair, tmp_path: Path) -> None:
+    """SIGKILL to rank 1 mid-epoch: rank 0's next collective fails; it stops with one line
+    naming rank 1 and --recover (no gloo traceback), and the resumed run ends as the
+    uninterrupted one."""
+    _, two = ner_pair
+    run_dir = tmp_path / "run"
+    killed = train(run_dir, 2, 4, "experiments/ner_baseline.jsonnet",
+                   env={"ELMO_FAULT_AT": "trainer:epoch:3:batch:2", "ELMO_FAULT_RANK": "1"})
+    assert killed.returncode != 0
+    said = [line for line in killed.stderr.splitlines() if line.startswith("error: ")]
+    assert said == [f"error: {run_dir}: rank 1 of 2 ended (killed, or stopped on an error of "
+                    f"its own: see its output), so rank 0 stopped too; resume with the same "
+                    f"command and --recover"], killed.stderr[-3000:]
+    assert "[rank0]: Traceback" not in killed.stderr  # the launcher's own report remains
+    assert "Connection closed by peer" not in killed.stderr
+    resumed = train(run_dir, 2, 4, "experiments/ner_baseline.jsonnet", "--recover")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "recovered after epoch 2" in resumed.stderr
+    for uninterrupted, recovered in zip(epochs(two), epochs(run_dir), strict=True):
+        for key in ("training_loss", "validation_loss", "validation_f1"):
+            assert recovered[key] == pytest.approx(uninterrupted[key], rel=1e-6), key
