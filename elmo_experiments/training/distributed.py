@@ -31,7 +31,7 @@ import torch
 import torch.distributed as dist
 
 from elmo_experiments.data.batching import Batch
-from elmo_experiments.errors import ConfigError, TrainingStopped
+from elmo_experiments.errors import ConfigError, DataError, TrainingStopped
 from elmo_experiments.metrics.metric import Metric, add_states
 
 logger = logging.getLogger("elmo_experiments")
@@ -219,12 +219,19 @@ class ShardedLoader:
     def __init__(self, loader: Any, world: World, train: bool) -> None:
         self.loader, self.world, self.train = loader, world, train
         self._warned: set[int] = set()
+        if train:  # training data too small to share out is an error before the run starts
+            self._kept(0)
 
     def _kept(self, epoch: int) -> list[list[int]]:
         groups = self.loader.groups(epoch)
         if not self.train:
             return groups
         kept = [group for group in groups if len(group) >= self.world.size]
+        if groups and not kept:
+            total = sum(len(group) for group in groups)
+            raise DataError(f"the training data has {total} instance{'s' if total != 1 else ''}"
+                            f", fewer than the {self.world.size} processes: no global batch "
+                            f"can be shared out (train with fewer processes)")
         if len(kept) < len(groups) and epoch not in self._warned and self.world.main:
             self._warned.add(epoch)
             left = sum(len(group) for group in groups) - sum(len(group) for group in kept)

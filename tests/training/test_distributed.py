@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from elmo_experiments.data.batching import Batch
+from elmo_experiments.errors import DataError
 from elmo_experiments.training.distributed import ShardedLoader, World, global_settings, share
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +55,13 @@ def test_training_shards_have_equal_counts_and_weights_that_sum_to_the_ranks() -
     for first, second in zip(*batches, strict=True):
         assert first.weight + second.weight == pytest.approx(2.0)
         assert first.weight == pytest.approx(2 * len(first) / (len(first) + len(second)))
+
+
+def test_training_data_smaller_than_the_ranks_is_an_error_not_zero_steps() -> None:
+    with pytest.raises(DataError) as info:
+        ShardedLoader(Groups([[0]]), World(0, 2), train=True)
+    assert str(info.value) == ("the training data has 1 instance, fewer than the 2 processes: no "
+                               "global batch can be shared out (train with fewer processes)")
 
 
 def test_evaluation_shards_keep_every_instance() -> None:
