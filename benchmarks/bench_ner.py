@@ -22,10 +22,13 @@ from elmo_experiments.config.loader import load_config
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.devices import trainer_device
 from elmo_experiments.experiment import validate_experiment
+from elmo_experiments.precision import FORCE_BF16
 from elmo_experiments.run import build_model, build_vocabulary
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.session import seed_everything
 from elmo_experiments.training.trainer import Trainer
+
+os.environ.setdefault(FORCE_BF16, "1")  # bf16 measured as asked, also where it is emulated
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ Figures only; on a CPU without bf16 matrix units bf16 is emulated (slow, same nu
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 from pathlib import Path
 
@@ -26,8 +27,9 @@ from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm, write_random_weights
 from elmo_experiments.config.loader import load_config
-from elmo_experiments.precision import native_bf16
+from elmo_experiments.precision import FORCE_BF16, native_bf16
 
+os.environ.setdefault(FORCE_BF16, "1")  # bf16 measured as asked, also where it is emulated
 ROOT = Path(__file__).resolve().parents[1]
 PRECISIONS = ("fp32", "bf16")
 

@@ -222,8 +222,8 @@ def archive(run_dir: str, output: str | None, weights: str) -> None:
 @click.option("--state", type=click.Choice(["stateless", "stateful", "warm"]),
               default="stateless", show_default=True)
 @click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32",
-              show_default=True, help="bf16: fast on CPUs with bf16 matrix units (AMX), "
-              "emulated and slow elsewhere")
+              show_default=True, help="bf16: fast on CPUs with bf16 matrix units (AMX, "
+              "AVX-512 BF16); elsewhere fp32 runs (ELMO_FORCE_BF16=1: bf16 anyway)")
 @DEVICE_OPTION
 def embed(input_file: str, output_file: str, weights: str, layers: str, batch_size: int,
           state: str, precision: str, device: str) -> None:

@@ -86,9 +86,11 @@ def fill_activation_cache(config_path: str | Path, cache_dir: str | Path,
     model.to(device)
     paths = data_paths(experiment)
     report: dict[str, Any] = {"activation_cache": folders}
+    settings = experiment["data_loader"]
     for split, instances in datasets.items():
-        indexed = index_instances(instances, reader.fields, vocab, source=str(paths[split]))
-        loader = InstanceLoader(indexed, reader.fields, experiment["data_loader"], train=False)
+        indexed = index_instances(instances, reader.fields, vocab, source=str(paths[split]),
+                                  max_instance_tokens=settings["max_instance_tokens"])
+        loader = InstanceLoader(indexed, reader.fields, settings, train=False)
         hits, misses = _lookups(caches)
         start = time.perf_counter()
         for batch in loader.batches(0):

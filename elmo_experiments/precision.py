@@ -2,46 +2,97 @@
 
 ``bf16`` runs matrix products in bfloat16, which CPUs with AMX or AVX-512 BF16 units (and GPUs)
 execute several times faster than fp32. On a CPU without them PyTorch emulates bf16 products,
-far *slower* than fp32: ``warn_if_emulated`` says so once.
+far *slower* than fp32 (0.36x on an Ice Lake Xeon, 0.02x with AVX2 only): there ``bf16``
+(``precision: bf16``, ``trainer.amp: bf16``) runs in fp32, with a warning, unless
+``ELMO_FORCE_BF16=1`` insists (docs/precision.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
 
 import torch
 
 logger = logging.getLogger("elmo_experiments")
 PRECISIONS = ("fp32", "bf16")
 AMP_CHOICES = ("bf16", "fp16")  # trainer.amp: mixed precision for training
+FORCE_BF16 = "ELMO_FORCE_BF16"  # 1: bf16 as asked, even on a CPU that emulates it
+BF16_UNITS = ("amx_bf16", "avx512_bf16", "bf16")  # x86 AMX, AVX-512 BF16; Arm's BF16
 _warned: set[str] = set()
 
 
+@lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str] | None:
+    """The CPU's feature flags as Linux lists them (``/proc/cpuinfo``: x86 ``flags``, Arm
+    ``Features``); None where they cannot be read (another system)."""
+    try:
+        return flags_of(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+
+
+def flags_of(cpuinfo: str) -> frozenset[str] | None:
+    """The first processor's flags in the text of ``/proc/cpuinfo``; None if it lists none."""
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            return frozenset(value.split())
+    return None
+
+
 def native_bf16(device: str = "cpu") -> bool:
-    """Whether bf16 matrix products run on dedicated hardware on ``device``."""
+    """Whether bf16 matrix products run on dedicated hardware on ``device``: a GPU that
+    supports bf16, or a CPU whose flags list AMX-BF16, AVX-512 BF16 (or Arm's BF16). oneDNN's
+    own flag says only that bf16 is *supported* (emulated on AVX-512 without BF16): it is the
+    answer only where the flags cannot be read."""
     if device.startswith("cuda"):
         return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    flags = cpu_flags()
+    if flags is None:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return any(unit in flags for unit in BF16_UNITS)
 
 
-def warn_if_emulated(precision: str, device: str = "cpu") -> None:
+def bf16_forced() -> bool:
+    """``ELMO_FORCE_BF16=1``: bf16 runs as asked even where it is emulated (benchmarks)."""
+    return os.environ.get(FORCE_BF16, "").strip().lower() in ("1", "true", "yes")
+
+
+def effective_precision(precision: str | None, device: str = "cpu") -> str | None:
+    """The precision that runs when ``precision`` is asked on ``device``: ``bf16`` on a CPU
+    without bf16 matrix units is ``fp32`` (faster there, and exact), unless ``bf16_forced``;
+    each case is warned about once, as fp16 on a CPU is."""
     if precision == "fp16" and device == "cpu" and "fp16" not in _warned:
         _warned.add("fp16")
         logger.warning("fp16 mixed precision is meant for GPUs; on a CPU use bf16 (fp16 "
                        "products are emulated on most CPUs)")
-    if precision == "bf16" and not native_bf16(device) and device not in _warned:
-        _warned.add(device)
-        logger.warning("bf16 requested, but this %s has no bf16 matrix units (capability %s): "
-                       "products are emulated and much slower than fp32", device,
-                       torch.backends.cpu.get_cpu_capability())
+    if precision != "bf16" or native_bf16(device):
+        return precision
+    if device.startswith("cuda") or bf16_forced():
+        if device not in _warned:
+            _warned.add(device)
+            logger.warning("bf16 requested, but this %s has no bf16 matrix units: products are "
+                           "emulated and much slower than fp32", device)
+        return precision
+    if "cpu-fp32" not in _warned:
+        _warned.add("cpu-fp32")
+        logger.warning("bf16 requested, but this CPU has no bf16 matrix units (no AMX, no "
+                       "AVX-512 BF16), where bf16 is slower than fp32: running in fp32 (set "
+                       "%s=1 to run bf16 anyway)", FORCE_BF16)
+    return "fp32"
 
 
 @contextlib.contextmanager
 def autocast(precision: str | None, device: str = "cpu") -> Iterator[None]:
     """Mixed precision: products in bf16 (or fp16); weights, optimizer state and loss in
-    fp32. ``None``/``fp32``: no autocast."""
+    fp32. ``None``/``fp32``: no autocast; nor ``bf16`` on a CPU without bf16 matrix units
+    (``effective_precision``)."""
+    precision = effective_precision(precision, torch.device(device).type)
     if precision in (None, "fp32"):
         yield
         return

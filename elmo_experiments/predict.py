@@ -11,6 +11,7 @@ from typing import Any
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.fields import TextField, target_fields, text_fields
 from elmo_experiments.data.files import atomic_write_text, iter_lines
+from elmo_experiments.data.read_report import check_not_empty
 from elmo_experiments.errors import ConfigError, DataError
 from elmo_experiments.run import Assembled, load_run
 from elmo_experiments.training.evaluation import evaluate
@@ -27,6 +28,7 @@ def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "be
         raise ConfigError(["dataset_metric: not set, so this run has no official output "
                            "format to write"], source=str(run_dir))
     instances = run.reader.read(data_file)
+    check_not_empty("evaluation", str(data_file), instances, run.reader)
     predictions: list[dict[str, Any]] = []
     loader = _loader(run, instances, str(data_file))
     metrics = evaluate(run.model, loader, predictions, dataset_metric=run.dataset_metric)
@@ -53,8 +55,10 @@ def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
 
 
 def _loader(run: Assembled, instances: list[dict[str, Any]], source: str) -> InstanceLoader:
-    data = index_instances(instances, run.reader.fields, run.vocab, source=source)
-    return InstanceLoader(data, run.reader.fields, run.experiment["data_loader"], train=False)
+    settings = run.experiment["data_loader"]
+    data = index_instances(instances, run.reader.fields, run.vocab, source=source,
+                           max_instance_tokens=settings["max_instance_tokens"])
+    return InstanceLoader(data, run.reader.fields, settings, train=False)
 
 
 def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,

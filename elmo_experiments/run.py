@@ -22,6 +22,7 @@ from elmo_experiments.data.files import (
     read_json,
     warn_if_sample,
 )
+from elmo_experiments.data.read_report import check_not_empty
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.devices import resolve_device
 from elmo_experiments.errors import DataError, RunDirError
@@ -30,7 +31,13 @@ from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.archive import extract_archive, loading_config, write_archive
 from elmo_experiments.training.callbacks import Callback
-from elmo_experiments.training.distributed import World, global_settings, sharded, world_from_env
+from elmo_experiments.training.distributed import (
+    World,
+    global_settings,
+    sharded,
+    stop_on_lost_rank,
+    world_from_env,
+)
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     check_run_dir,
@@ -123,9 +130,15 @@ def build_readers(experiment: Experiment) -> tuple[Any, Any]:
 
 def read_datasets(experiment: Experiment, reader: Any, evaluation_reader: Any
                   ) -> dict[str, list[dict[str, Any]]]:
-    """Every configured split, read; the training data cut to ``train_data_fraction``."""
-    datasets = {split: (reader if split == "train" else evaluation_reader).read(path)
-                for split, path in data_paths(experiment).items() if path}
+    """Every configured split, read; the training data cut to ``train_data_fraction``. A split
+    left without instances (every record dropped by its reader) is a one-line error saying how
+    many were read and why they were dropped."""
+    datasets = {}
+    for split, path in data_paths(experiment).items():
+        if path:
+            split_reader = reader if split == "train" else evaluation_reader
+            datasets[split] = split_reader.read(path)
+            check_not_empty(split, path, datasets[split], split_reader)
     datasets["train"] = subsample(datasets["train"], experiment["train_data_fraction"],
                                   experiment["train_data_seed"])
     return datasets
@@ -175,12 +188,13 @@ def train(
     config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
     run_dir = Path(serialization_dir)
-    check_run_dir(run_dir, force=force, recover=recover)
-    world.barrier()  # every rank has looked at the run directory before rank 0 changes it
-    setup_logging(None, world)
-    what = identity(config_path, overrides, ext_vars, reads, experiment.raw)
-    return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [], what,
-                  world)
+    with stop_on_lost_rank(run_dir):  # another rank gone: one line, not gloo's tracebacks
+        check_run_dir(run_dir, force=force, recover=recover)
+        world.barrier()  # every rank has looked at the run directory before rank 0 changes it
+        setup_logging(None, world)
+        what = identity(config_path, overrides, ext_vars, reads, experiment.raw)
+        return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [],
+                      what, world)
 
 
 def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, source: str,
@@ -210,7 +224,9 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     model = build_model(experiment, reader, vocab)
     dataset_metric = build_dataset_metric(experiment, evaluation_reader, vocab)
     try:
-        indexed = {split: index_instances(data, reader.fields, vocab, source=str(paths[split]))
+        limit = experiment["data_loader"]["max_instance_tokens"]
+        indexed = {split: index_instances(data, reader.fields, vocab, source=str(paths[split]),
+                                          max_instance_tokens=limit)
                    for split, data in datasets.items()}
     except DataError as error:
         if not saved:

@@ -3,7 +3,9 @@ embedded samples for a whole module.
 
 The suite's torch threads sleep while they wait for work (``OMP_WAIT_POLICY=PASSIVE``, set
 before torch is imported, inherited by the commands the tests start): on a busy machine
-spinning threads only take CPU from the processes they wait for.
+spinning threads only take CPU from the processes they wait for. bf16 runs as asked on any CPU
+(``ELMO_FORCE_BF16=1``): the tests of bf16 numerics need it, and ``tests/test_precision.py``
+unsets it where it checks the fall-back to fp32 on CPUs without bf16 matrix units.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("ELMO_FORCE_BF16", "1")
 
 from collections.abc import Iterator
 from pathlib import Path

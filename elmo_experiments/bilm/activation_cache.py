@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from elmo_experiments.config.registry import Param
+from elmo_experiments.config.registry import NON_NEGATIVE, Param
 from elmo_experiments.data.files import atomic_write
 
 logger = logging.getLogger("elmo_experiments")
@@ -46,7 +46,7 @@ ACTIVATION_CACHE_ENV = "ELMO_ACTIVATION_CACHE"
 CACHE_PARAMS = (
     Param("enabled", bool, True, doc="cache per-sentence activations of the frozen encoder "
           "(elmo: never in stateful mode)"),
-    Param("memory_mb", float, 1024.0),
+    Param("memory_mb", float, 1024.0, bounds=NON_NEGATIVE),
     Param("disk_dir", str, None,
           doc="also keep activations on disk here, shared by every run that names it (keys "
           "hold the weights' digest); unset: $ELMO_ACTIVATION_CACHE, if set"),

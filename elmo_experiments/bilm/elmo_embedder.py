@@ -142,7 +142,8 @@ register(
         Param("cache", fields=CACHE_PARAMS, default={}),
         Param("char_cache", bool, True),
         Param("precision", str, "fp32", choices=PRECISIONS,
-              doc="biLM inference precision; bf16 is fast only on CPUs with bf16 matrix units"),
+              doc="biLM inference precision; bf16 is fast only on CPUs with bf16 matrix units "
+                  "(elsewhere fp32 runs unless ELMO_FORCE_BF16=1)"),
     ],
     check=source_problem,
 )(ElmoTokenEmbedder)

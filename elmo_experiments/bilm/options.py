@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from elmo_experiments.data.files import parse_json
 from elmo_experiments.errors import DataError
 
 _REQUIRED = object()
@@ -117,14 +117,14 @@ class BilmOptions:
 
     @classmethod
     def load(cls, path: str | Path) -> BilmOptions:
+        """The options of ``path``; a file that is missing, not UTF-8 or not JSON is a
+        one-line ``DataError`` naming it (and the line)."""
         path = Path(path)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            raw = path.read_bytes()
         except FileNotFoundError:
             raise DataError(f"{path}: no such options file") from None
-        except json.JSONDecodeError as error:
-            raise DataError(f"{path}:{error.lineno}: invalid JSON ({error.msg})") from None
-        return cls.from_dict(data, str(path))
+        return cls.from_dict(parse_json(raw, path), str(path))
 
     def to_dict(self) -> dict[str, Any]:
         return {

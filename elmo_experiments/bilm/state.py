@@ -19,7 +19,7 @@ import torch
 from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM, States, remove_boundaries
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.errors import ConfigValueError
-from elmo_experiments.precision import PRECISIONS, warn_if_emulated
+from elmo_experiments.precision import PRECISIONS, effective_precision
 
 STATE_MODES = ("stateful", "stateless", "warm")
 
@@ -44,8 +44,9 @@ class BilmRunner(torch.nn.Module):
             raise ConfigValueError(f"state mode {mode!r} is not one of {STATE_MODES}")
         if precision not in PRECISIONS:
             raise ConfigValueError(f"precision {precision!r} is not one of {PRECISIONS}")
+        # fp32 where bf16 would be emulated (a CPU without bf16 matrix units), unless forced
+        precision = effective_precision(precision, next(bilm.parameters()).device.type)
         if precision == "bf16":  # the whole frozen biLM in bf16; layers come back as fp32
-            warn_if_emulated(precision, next(bilm.parameters()).device.type)
             bilm.to(torch.bfloat16)
         self.precision = precision
         self.bilm = bilm

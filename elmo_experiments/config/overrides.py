@@ -6,6 +6,7 @@ import copy
 import json
 from typing import Any
 
+from elmo_experiments.data.files import TOO_DEEP
 from elmo_experiments.errors import ConfigError
 
 
@@ -19,11 +20,14 @@ def deep_merge(base: Any, update: Any) -> Any:
     return copy.deepcopy(update)
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str, override: str, source: str) -> Any:
+    """The JSON value of ``text``, or ``text`` itself when it is not JSON."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+    except RecursionError:
+        raise ConfigError([f"-o {override!r}: {TOO_DEEP}"], source) from None
 
 
 def _dotted_to_nested(config: dict[str, Any], dotted: str, value: Any, source: str) -> None:
@@ -58,10 +62,13 @@ def apply_overrides(config: dict[str, Any], overrides: list[str], source: str) -
                 update = json.loads(stripped)
             except json.JSONDecodeError as error:
                 raise ConfigError([f"-o {override!r}: invalid JSON ({error})"], source) from None
+            except RecursionError:
+                raise ConfigError([f"-o {override!r}: {TOO_DEEP}"], source) from None
             result = deep_merge(result, update)
             continue
         dotted, sep, value = stripped.partition("=")
         if not sep or not dotted:
             raise ConfigError([f"-o {override!r}: expected JSON or path=value"], source)
-        _dotted_to_nested(result, dotted.strip(), _parse_value(value.strip()), source)
+        _dotted_to_nested(result, dotted.strip(), _parse_value(value.strip(), override, source),
+                          source)
     return result

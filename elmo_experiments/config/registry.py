@@ -23,7 +23,7 @@ REQUIRED: Any = _Required()
 
 
 PROBABILITY = (0.0, 1.0)
-AT_LEAST_ONE = (1, math.inf)  # counts: batch sizes, epochs, steps
+AT_LEAST_ONE = (1, math.inf)  # counts and sizes: batch sizes, epochs, layer widths
 NON_NEGATIVE = (0.0, math.inf)
 
 
@@ -38,6 +38,20 @@ def below_one(value: Any) -> str | None:
     if any(isinstance(v, int | float) and not 0 <= v < 1 for v in numbers):
         return f"each value must lie in [0, 1), got {value!r}"
     return None
+
+
+def integers(value: Any) -> str | None:
+    """A ``Param.check``: a list of integers (layer widths); ``bounds`` keeps each in range."""
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool)
+                                       for v in value):
+        return None
+    return f"expected a list of integers, got {value!r}"
+
+
+def sizes(value: Any) -> str | None:
+    """A ``Param.check``: a non-empty list of integers (the layers of an encoder, the filter
+    widths of a CNN); with ``bounds=AT_LEAST_ONE`` each is at least 1."""
+    return "expected at least one size, got []" if value == [] else integers(value)
 
 
 def pair(value: Any) -> str | None:

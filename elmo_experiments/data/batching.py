@@ -15,6 +15,10 @@ from elmo_experiments.data.fields import Field, MetadataField, text_fields
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 
+# Above any instance of the tasks' real data (LitBank's longest document: 3,419 tokens; SQuAD's
+# longest passage: under 1,000), far below what a model's memory blows up at (a BiDAF passage
+# of 200,000 tokens asks for terabytes)
+MAX_INSTANCE_TOKENS = 10_000
 DATA_LOADER_PARAMS = (
     Param("batch_size", int, 32, doc="sentences per batch", bounds=AT_LEAST_ONE),
     Param("max_tokens", int, None, doc="cap on padded tokens per batch", bounds=AT_LEAST_ONE),
@@ -23,6 +27,9 @@ DATA_LOADER_PARAMS = (
     Param("padding_noise", float, 0.1, doc="relative length noise before bucketing",
           bounds=PROBABILITY),
     Param("validation_batch_size", int, None, bounds=AT_LEAST_ONE),
+    Param("max_instance_tokens", int, MAX_INSTANCE_TOKENS, bounds=AT_LEAST_ONE,
+          doc="longest text field of an instance, in tokens (a document: all its sentences): a "
+              "longer one is an error naming it, before any tensor is made for it"),
 )
 
 
@@ -79,9 +86,11 @@ def _to_device(value: Any, device: torch.device) -> Any:
 
 
 def index_instances(instances: list[dict[str, Any]], fields: dict[str, Field], vocab: Vocabulary,
-                    source: str = "data") -> list[IndexedInstance]:
+                    source: str = "data", max_instance_tokens: int | None = MAX_INSTANCE_TOKENS
+                    ) -> list[IndexedInstance]:
     """Index every instance field by field; a problem (a label the vocabulary lacks, a per-token
-    field of the wrong length, a span outside its text) is an error naming ``source``."""
+    field of the wrong length, a span outside its text, a text field over
+    ``max_instance_tokens`` tokens) is an error naming ``source``."""
     texts = text_fields(fields)
     for name, field in fields.items():
         if field.aligned_with is not None and field.aligned_with not in texts:
@@ -102,6 +111,11 @@ def index_instances(instances: list[dict[str, Any]], fields: dict[str, Field], v
             except DataError as error:
                 raise DataError(f"{source}: instance {number}: {name}: {error}") from None
         sizes = [fields[name].size(values[name]) for name in texts]
+        for name, size in zip(texts, sizes, strict=True):
+            if max_instance_tokens is not None and size > max_instance_tokens:
+                raise DataError(f"{source}: instance {number}: {name}: {size:,} tokens, over "
+                                f"data_loader.max_instance_tokens ({max_instance_tokens:,}); "
+                                f"raise it to read such instances, or have the reader cut them")
         out.append(IndexedInstance(values, max(sizes, default=0), sum(sizes), instance))
     return out
 

@@ -239,7 +239,7 @@ class Manifest:
         if self.path.is_file():
             try:
                 self.data.update(json.loads(self.path.read_text(encoding="utf-8")))
-            except (ValueError, UnicodeDecodeError) as error:
+            except (ValueError, UnicodeDecodeError, RecursionError) as error:
                 raise DataError(f"{self.path}: not a JSON manifest ({error}); delete it and "
                                 "run again (every file is then checked anew)") from None
 

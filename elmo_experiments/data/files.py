@@ -19,6 +19,7 @@ from elmo_experiments.errors import DataError, WriteError
 from elmo_experiments.faults import fault_point
 
 DATA_DIR_VARIABLE = "ELMO_DATA_DIR"
+TOO_DEEP = "JSON nested too deeply to read (arrays or objects thousands of levels deep)"
 LINE_LIMIT_DOC = "longest line read, in bytes (longer: an error naming it, not a memory blow-up)"
 
 
@@ -123,23 +124,34 @@ def is_embedded_sample(path: str | Path) -> bool:
     return "tasks" in parts and "sample" in parts
 
 
+def parse_json(data: bytes | str, where: str | Path) -> Any:
+    """The JSON value of ``data`` (bytes: UTF-8, a leading BOM dropped). Bytes that are not
+    UTF-8, text that is not JSON, and JSON nested deeper than Python's parser can follow (a
+    ``RecursionError``) are a one-line ``DataError`` naming ``where`` (and the line)."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise DataError(f"{where}: not UTF-8 text (byte {error.start})") from None
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as error:
+        raise DataError(f"{where}:{error.lineno}: not valid JSON ({error.msg})") from None
+    except RecursionError:
+        raise DataError(f"{where}: {TOO_DEEP}") from None
+
+
 def load_data_json(path: str | Path) -> Any:
     """The parsed JSON of a ``.json`` or ``.json.gz`` data file (a leading BOM dropped);
-    unreadable, corrupt, non-UTF-8 or invalid JSON is a one-line ``DataError`` naming it."""
+    unreadable, corrupt, non-UTF-8, invalid or too deeply nested JSON is a one-line
+    ``DataError`` naming it."""
     path = Path(path)
     try:
         with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as handle:
             raw = handle.read()
     except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError
         raise DataError(f"{path}: cannot read the file ({error})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path}: not UTF-8 text (byte {error.start})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
+    return parse_json(raw, path)
 
 
 def data_path_problem(path: str) -> str | None:
@@ -326,16 +338,16 @@ def read_lines(path: str | Path) -> list[str]:
 
 def read_json(path: str | Path, kind: type = dict) -> Any:
     """A JSON file whose top level is a ``kind`` (dict or list); anything else (missing,
-    truncated, not JSON, another shape) is a ``DataError`` naming the file."""
+    truncated, not JSON, too deeply nested, another shape) is a ``DataError`` naming the file
+    (and the line)."""
     try:
-        value = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
     except FileNotFoundError:
         raise DataError(f"{path}: missing") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}:{error.lineno}: not valid JSON ({error.msg}); the file is "
-                        f"damaged") from None
+    try:
+        value = parse_json(raw, path)
+    except DataError as error:
+        raise DataError(f"{error}; the file is damaged") from None
     if not isinstance(value, kind):
         raise DataError(f"{path}: expected a JSON {'object' if kind is dict else 'list'}, got "
                         f"{type(value).__name__}; the file is damaged")

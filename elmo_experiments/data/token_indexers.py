@@ -8,7 +8,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from elmo_experiments.config.registry import Param, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, NON_NEGATIVE, Param, register
 from elmo_experiments.data.vocabulary import Vocabulary
 
 
@@ -97,7 +97,7 @@ register(
     "characters",
     params=[
         Param("namespace", str, "token_characters"),
-        Param("min_padding_length", int, 3),
-        Param("max_word_length", int, 50),
+        Param("min_padding_length", int, 3, bounds=NON_NEGATIVE),
+        Param("max_word_length", int, 50, bounds=AT_LEAST_ONE),
     ],
 )(CharactersIndexer)

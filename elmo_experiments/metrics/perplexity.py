@@ -8,7 +8,8 @@ from elmo_experiments.metrics.metric import State
 
 
 class Perplexity:
-    """exp(mean NLL) per direction and their average; empty until a token has been scored."""
+    """exp(mean NLL) per direction and their average; empty until a token has been scored.
+    A mean NLL too large for a float's exponent (a diverged model) gives ``inf``."""
 
     names = ("perplexity_forward", "perplexity_backward", "perplexity")
 
@@ -29,8 +30,8 @@ class Perplexity:
     def compute(self) -> dict[str, float]:
         if not self.tokens:
             return {}
-        forward = math.exp(self.forward / self.tokens)
-        backward = math.exp(self.backward / self.tokens)
+        forward = _exp(self.forward / self.tokens)
+        backward = _exp(self.backward / self.tokens)
         return {"perplexity_forward": forward, "perplexity_backward": backward,
                 "perplexity": (forward + backward) / 2}
 
@@ -39,3 +40,11 @@ class Perplexity:
 
     def merge(self, state: State) -> None:
         self.update(state["forward"], state["backward"], state["tokens"])
+
+
+def _exp(value: float) -> float:
+    """``math.exp``, ``inf`` where the result is beyond a float (a mean NLL over ~709 nats)."""
+    try:
+        return math.exp(value)
+    except OverflowError:
+        return math.inf

@@ -10,7 +10,14 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
+from elmo_experiments.config.registry import (
+    AT_LEAST_ONE,
+    PROBABILITY,
+    Param,
+    Spec,
+    integers,
+    register,
+)
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.models.label_output import LabelOutput
@@ -75,10 +82,12 @@ register(
     "bcn",
     params=[
         Param("token_embedders", component="token_embedder", mapping=True),
-        Param("pre_encode_dim", int, 300, doc="width of the ReLU layer before the encoder"),
+        Param("pre_encode_dim", int, 300, bounds=AT_LEAST_ONE,
+              doc="width of the ReLU layer before the encoder"),
         Param("encoder", component="seq2seq_encoder"),
         Param("integrator", component="seq2seq_encoder"),
-        Param("output_dims", list, [1200, 600], doc="the ReLU layers before the class scores"),
+        Param("output_dims", list, [1200, 600], bounds=AT_LEAST_ONE, check=integers,
+              doc="the ReLU layers before the class scores"),
         Param("embedding_dropout", float, 0.5, bounds=PROBABILITY),
         Param("pre_encode_dropout", float, 0.25, bounds=PROBABILITY),
         Param("integrator_dropout", float, 0.1, doc="on the pooled vector", bounds=PROBABILITY),

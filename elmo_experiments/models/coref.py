@@ -20,7 +20,14 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, Spec, register
+from elmo_experiments.config.registry import (
+    AT_LEAST_ONE,
+    PROBABILITY,
+    Param,
+    Spec,
+    integers,
+    register,
+)
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
@@ -237,7 +244,8 @@ register(
     params=[
         Param("token_embedders", component="token_embedder", mapping=True),
         Param("context_encoder", component="seq2seq_encoder"),
-        Param("feedforward_dims", list, [150, 150], doc="the mention and antecedent scorers'"),
+        Param("feedforward_dims", list, [150, 150], bounds=AT_LEAST_ONE, check=integers,
+              doc="the mention and antecedent scorers'"),
         Param("feature_size", int, 20, bounds=AT_LEAST_ONE),
         Param("max_span_width", int, 10, bounds=AT_LEAST_ONE),
         Param("spans_per_word", float, 0.4, bounds=(1e-6, 10.0),

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, Spec, register
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.models.label_output import LabelOutput
@@ -93,9 +93,9 @@ register(
     params=[
         Param("token_embedders", component="token_embedder", mapping=True),
         Param("encoder", component="seq2seq_encoder"),
-        Param("projection_dim", int, 300),
+        Param("projection_dim", int, 300, bounds=AT_LEAST_ONE),
         Param("inference_encoder", component="seq2seq_encoder"),
-        Param("output_dim", int, 300),
+        Param("output_dim", int, 300, bounds=AT_LEAST_ONE),
         Param("dropout", float, 0.5, doc="on the pooled vector and the MLP's hidden layer",
               bounds=PROBABILITY),
         Param("attention_dropout", float, 0.0, doc="after the attention (paper, ELMo: 0.5)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from elmo_experiments.config.registry import PROBABILITY, Param, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register, sizes
 from elmo_experiments.modules.dropout import VariationalDropout
 from elmo_experiments.precision import run_lstm
 
@@ -74,7 +74,8 @@ class StackedRnn(torch.nn.Module):
 StackedLstm = StackedRnn  # the name the LSTM models use
 
 RNN_PARAMS = [
-    Param("hidden_sizes", list),
+    Param("hidden_sizes", list, bounds=AT_LEAST_ONE, check=sizes,
+          doc="one width per layer (per direction)"),
     Param("bidirectional", bool, True),
     Param("input_dropout", float, 0.5, bounds=PROBABILITY),
 ]

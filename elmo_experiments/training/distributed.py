@@ -7,6 +7,10 @@ by its share: exact for losses that are means over instances). Metric states, lo
 predictions are summed or gathered across ranks; rank 0 alone writes the run directory.
 
 One process (no ``torchrun``) is the ``World`` of size 1, and every call here is then a no-op.
+
+A rank that ends mid-run (killed, or stopped on an error of its own) breaks the next collective
+on the others; ``stop_on_lost_rank`` turns that into one line naming the rank and how to resume,
+instead of gloo's tracebacks.
 """
 
 from __future__ import annotations
@@ -14,15 +18,20 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import signal
+import socket
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from elmo_experiments.data.batching import Batch
-from elmo_experiments.errors import ConfigError
+from elmo_experiments.errors import ConfigError, DataError, TrainingStopped
 from elmo_experiments.metrics.metric import Metric, add_states
 
 logger = logging.getLogger("elmo_experiments")
@@ -93,7 +102,73 @@ def world_from_env() -> World:
         backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
         dist.init_process_group(backend)
         atexit.register(_leave)
+        _processes[:] = world.gather((socket.gethostname(), os.getpid()))
     return world
+
+
+_processes: list[tuple[str, int]] = []  # every rank's (host, process id), in rank order
+# what a collective says when the process at the other end is gone
+_PEER_GONE = ("Connection closed by peer", "Connection reset by peer", "Broken pipe", "gloo",
+              "NCCL")
+
+
+def lost_peer(error: BaseException) -> bool:
+    """Whether ``error`` is a collective that failed because another rank is gone."""
+    return isinstance(error, dist.DistError) or (
+        isinstance(error, RuntimeError) and any(mark in str(error) for mark in _PEER_GONE))
+
+
+def _ended(pid: int) -> bool:
+    """Whether the process ``pid`` (of this host) has ended (a zombie counts)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            return False
+        return False
+    return state in ("Z", "X")
+
+
+def ended_ranks(rank: int, wait_s: float = 2.0) -> list[int]:
+    """The other ranks whose processes (on this host) have ended; waits up to ``wait_s`` for
+    one whose connection has closed to be gone."""
+    host = socket.gethostname()
+    deadline = time.monotonic() + wait_s
+    while True:
+        ended = [other for other, (name, pid) in enumerate(_processes)
+                 if other != rank and name == host and _ended(pid)]
+        if ended or time.monotonic() >= deadline:
+            return ended
+        time.sleep(0.05)
+
+
+def lost_rank_message(run_dir: Path, rank: int, size: int) -> str:
+    """The one line a rank stops with when another one is gone."""
+    ended = ended_ranks(rank) if size > 2 else [1 - rank]
+    who = (f"rank{'s' if len(ended) > 1 else ''} {', '.join(map(str, ended))} of {size}"
+           if ended else f"another of the {size} ranks")
+    return (f"{run_dir}: {who} ended (killed, or stopped on an error of its own: see its "
+            f"output), so rank {rank} stopped too; resume with the same command and --recover")
+
+
+@contextmanager
+def stop_on_lost_rank(run_dir: Path) -> Iterator[None]:
+    """In a multi-process run, a collective that fails because another rank is gone stops
+    this rank with a one-line ``TrainingStopped`` (``--recover`` resumes from ``last.pt``);
+    the launcher's SIGTERM, which follows, no longer cuts that line short."""
+    try:
+        yield
+    except RuntimeError as error:
+        if not (dist.is_available() and dist.is_initialized() and lost_peer(error)):
+            raise
+        rank, size = dist.get_rank(), dist.get_world_size()
+        with suppress(ValueError):  # outside the main thread no handler can be set
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise TrainingStopped(lost_rank_message(run_dir, rank, size)) from None
 
 
 def _leave() -> None:
@@ -144,12 +219,19 @@ class ShardedLoader:
     def __init__(self, loader: Any, world: World, train: bool) -> None:
         self.loader, self.world, self.train = loader, world, train
         self._warned: set[int] = set()
+        if train:  # training data too small to share out is an error before the run starts
+            self._kept(0)
 
     def _kept(self, epoch: int) -> list[list[int]]:
         groups = self.loader.groups(epoch)
         if not self.train:
             return groups
         kept = [group for group in groups if len(group) >= self.world.size]
+        if groups and not kept:
+            total = sum(len(group) for group in groups)
+            raise DataError(f"the training data has {total} instance{'s' if total != 1 else ''}"
+                            f", fewer than the {self.world.size} processes: no global batch "
+                            f"can be shared out (train with fewer processes)")
         if len(kept) < len(groups) and epoch not in self._warned and self.world.main:
             self._warned.add(epoch)
             left = sum(len(group) for group in groups) - sum(len(group) for group in kept)

@@ -23,7 +23,7 @@ from elmo_experiments.devices import DEVICE_DOC
 from elmo_experiments.errors import ConfigError, TrainingStopped
 from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric, compute_all, metric_names
-from elmo_experiments.precision import AMP_CHOICES, autocast, grad_scaler, warn_if_emulated
+from elmo_experiments.precision import AMP_CHOICES, autocast, effective_precision, grad_scaler
 from elmo_experiments.progress import progress
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.distributed import (
@@ -419,8 +419,8 @@ class Trainer:
         """Run the remaining epochs; return the per-epoch record of the best epoch."""
         check_validation_metric(self.model, self.dataset_metric,
                                 self.settings["validation_metric"])
-        warn_if_emulated(self.settings.get("amp") or "fp32",
-                         next(self.model.parameters()).device.type)
+        # said once, at the start: bf16 on a CPU without bf16 units runs in fp32 (autocast)
+        effective_precision(self.settings.get("amp"), next(self.model.parameters()).device.type)
         for callback in self.callbacks:  # optional hook: callbacks that number batches run-wide
             if hasattr(callback, "set_batches_per_epoch"):
                 callback.set_batches_per_epoch(len(self.train_loader))

@@ -356,8 +356,25 @@ def test_options_not_an_object(tmp_path: Path) -> None:
 def test_options_invalid_json_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "options.json"
     path.write_text('{\n  "lstm": {\n    "dim": 4,,\n  }\n}\n')
-    with pytest.raises(DataError, match=r"options\.json:3: invalid JSON"):
+    with pytest.raises(DataError, match=r"options\.json:3: not valid JSON"):
         BilmOptions.load(path)
+
+
+def test_options_not_utf8_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "options.json"
+    path.write_bytes('{"lstm": {"dim": 4}, "note": "café"}'.encode("latin-1"))
+    with pytest.raises(DataError) as info:
+        BilmOptions.load(path)
+    assert str(info.value) == f"{path}: not UTF-8 text (byte 33)"
+
+
+def test_options_nested_too_deeply_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "options.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DataError) as info:
+        BilmOptions.load(path)
+    assert str(info.value) == (f"{path}: JSON nested too deeply to read (arrays or objects "
+                               f"thousands of levels deep)")
 
 
 def test_options_file_missing(tmp_path: Path) -> None:

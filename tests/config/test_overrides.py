@@ -111,6 +111,15 @@ def test_invalid_json(override: str) -> None:
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("override", ["{\"a\": " + "[" * 100_000 + "]" * 100_000 + "}",
+                                      "model.x=" + "[" * 100_000 + "]" * 100_000])
+def test_json_nested_too_deeply(override: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        apply(override)
+    assert info.value.problems == [f"-o {override!r}: JSON nested too deeply to read (arrays or "
+                                   f"objects thousands of levels deep)"]
+
+
 @pytest.mark.parametrize("override", ["trainer.num_epochs", "=3", ""])
 def test_neither_json_nor_assignment(override: str) -> None:
     with pytest.raises(ConfigError, match="expected JSON or path=value"):

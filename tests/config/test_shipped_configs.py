@@ -86,6 +86,21 @@ def test_pretraining_configs_validate(path: Path, tmp_path: Path,
     from elmo_experiments.bilm.pretraining.run import validate_pretrain
 
     monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+    if path.stem.startswith("finetune_"):  # the architecture comes from --init-from
+        from elmo_experiments.bilm.pretrained import resolve_weights
+        from elmo_experiments.bilm.pretraining.run import continued_model
+
+        config = load_config(path)
+        config["model"] = continued_model(config.get("model"), resolve_weights("gutenberg")[0],
+                                          str(path))
+        values = validate_pretrain(config, str(path))
+        # the task's own training text, read by its experiment config; never dev or test text
+        assert values["corpus"]["evaluation"] == []
+        for source in values["corpus"]["train"]:
+            assert (source["format"], source["split"]) == ("experiment", "train"), source
+            assert Path(source["path"]) == PROJECT_ROOT / "experiments" / (
+                path.stem.removeprefix("finetune_") + ".jsonnet")
+        return
     values = validate_pretrain(load_config(path), str(path))
     for source in [*values["corpus"]["train"], *values["corpus"]["evaluation"]]:
         assert Path(source["path"]).is_relative_to(PROJECT_ROOT / "tasks"), source

@@ -484,3 +484,64 @@ def test_only_component_value_errors_become_config_errors() -> None:
     with pytest.raises(ValueError, match="deep inside"):
         Spec(refuser, {"kind": "bug"}, "model.thing").build()
     del _REGISTRY["test_category"]
+
+
+@pytest.mark.parametrize(("path", "value", "problem"), [
+    (("model", "encoder", "hidden_sizes"), [0],
+     "model.encoder.hidden_sizes: 0 is outside [1, inf]"),
+    (("model", "encoder", "hidden_sizes"), [20, -1],
+     "model.encoder.hidden_sizes: -1 is outside [1, inf]"),
+    (("model", "encoder", "hidden_sizes"), [], "model.encoder.hidden_sizes: expected at least one "
+     "size, got []"),
+    (("model", "encoder", "hidden_sizes"), [20.5], "model.encoder.hidden_sizes: expected a list "
+     "of integers, got [20.5]"),
+    (("model", "token_embedders", "tokens", "embedding_dim"), 0,
+     "model.token_embedders.tokens.embedding_dim: 0 is outside [1, inf]"),
+    (("model", "token_embedders", "token_characters", "num_filters"), 0,
+     "model.token_embedders.token_characters.num_filters: 0 is outside [1, inf]"),
+    (("model", "token_embedders", "token_characters", "ngram_filter_sizes"), [3, 0],
+     "model.token_embedders.token_characters.ngram_filter_sizes: 0 is outside [1, inf]"),
+    (("dataset_reader", "token_indexers", "token_characters", "min_padding_length"), -1,
+     "dataset_reader.token_indexers.token_characters.min_padding_length: -1 is outside "
+     "[0.0, inf]"),
+])
+def test_sizes_are_validated_with_their_dotted_path(path: tuple[str, ...], value: Any,
+                                                     problem: str) -> None:
+    config = valid_config()
+    node = config
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    assert only_problem(config) == problem
+
+
+SIZE_NAME = re.compile(r"(_dims?|_sizes?|^num_filters|_length|^n_layers|^cell_dim)$")
+
+
+def test_every_registered_size_has_bounds() -> None:
+    """Every width, size, length or count of layers a component declares is bounded (a 0 is a
+    config error with its dotted path, not PyTorch's ValueError at build time)."""
+    from elmo_experiments import components  # noqa: F401  (fills the registry)
+    from elmo_experiments.config.registry import categories, entries
+
+    unbounded = [f"{category}:{name}.{param.name}"
+                 for category in categories() for name, entry in entries(category).items()
+                 for param in entry.params
+                 if SIZE_NAME.search(param.name) and param.component is None
+                 and param.fields is None and param.bounds is None and param.check is None]
+    assert unbounded == []
+
+
+def test_bilm_architecture_sizes_are_validated() -> None:
+    from elmo_experiments import components  # noqa: F401  (fills the registry)
+
+    validator = Validator()
+    validator.component({"type": "bilm_lm", "cell_dim": 0, "projection_dim": 16,
+                         "filters": [[1, 8], [2, 0]], "n_highway": -1, "cell_clip": 0.0},
+                        "model", "model")
+    assert validator.problems == [
+        "model.cell_dim: 0 is outside [1, inf]",
+        "model.cell_clip: must be greater than 0",
+        "model.filters: expected a list of [width, count] pairs of positive integers, got "
+        "[[1, 8], [2, 0]]",
+        "model.n_highway: -1 is outside [0.0, inf]"]

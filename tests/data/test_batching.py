@@ -340,3 +340,26 @@ def test_a_loader_counts_the_batches_each_epoch_yields_under_max_tokens() -> Non
     assert len(loader) == counts[0]
     unshuffled = len(make_batches(LENGTHS, 16, 120, shuffle=False))
     assert any(count != unshuffled for count in counts)  # what len() used to report
+
+
+def test_an_instance_over_max_instance_tokens_names_the_source_instance_and_field() -> None:
+    _, fields, vocab = make_data()
+    instances = [{"tokens": ["Hi"], "tags": ["O"]}, {"tokens": ["Hi"] * 6, "tags": ["O"] * 6}]
+    assert len(index_instances(instances, fields, vocab, max_instance_tokens=6)) == 2
+    with pytest.raises(DataError) as info:
+        index_instances(instances, fields, vocab, source="dev.txt", max_instance_tokens=5)
+    assert str(info.value) == ("dev.txt: instance 2: tokens: 6 tokens, over "
+                               "data_loader.max_instance_tokens (5); raise it to read such "
+                               "instances, or have the reader cut them")
+
+
+def test_a_document_counts_all_its_sentences_and_the_default_limit_is_10000() -> None:
+    indexers = {"tokens": SingleIdIndexer()}
+    fields = {"document": ListTextField(indexers)}
+    vocab = Vocabulary.from_counts({"tokens": Counter(["a"])})
+    document = {"document": [["a"] * 6_000, ["a"] * 4_000]}
+    assert index_instances([document], fields, vocab)[0].length == 10_000
+    document["document"].append(["a"])
+    with pytest.raises(DataError, match=r"^data: instance 1: document: 10,001 tokens, over "
+                                        r"data_loader\.max_instance_tokens \(10,000\)"):
+        index_instances([document], fields, vocab)

@@ -1,5 +1,6 @@
 """atomic_write: all or nothing, synced to the disk, with the usual file permissions; the one
-way the package writes its files."""
+way the package writes its files. JSON files that cannot be read are one-line errors naming the
+file."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ import pytest
 from elmo_experiments.data.files import (
     atomic_write,
     create_staging_folder,
+    load_data_json,
+    read_json,
     read_lines,
     replace_folder,
     write_lines,
 )
+from elmo_experiments.errors import DataError
 
 
 def test_atomic_write_replaces_and_uses_the_umask(tmp_path: Path) -> None:
@@ -105,3 +109,26 @@ def test_every_file_the_package_writes_goes_through_atomic_write() -> None:
                     r"\btmp\b|(json\.dump|np\.save)\(.*\b(handle|buffer)\b", line):
                 offenders.append(f"{name}:{number}: {line.strip()}")
     assert offenders == []
+DEEP = "[" * 100_000 + "]" * 100_000  # json.loads: RecursionError
+TOO_DEEP = "JSON nested too deeply to read (arrays or objects thousands of levels deep)"
+
+
+def test_deeply_nested_data_json_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "train.json"
+    path.write_text('{"data": ' + DEEP + "}")
+    with pytest.raises(DataError) as info:
+        load_data_json(path)
+    assert str(info.value) == f"{path}: {TOO_DEEP}"
+
+
+def test_deeply_nested_or_invalid_run_json_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.json"
+    path.write_text(DEEP)
+    with pytest.raises(DataError) as info:
+        read_json(path)
+    assert str(info.value) == f"{path}: {TOO_DEEP}; the file is damaged"
+    path.write_text('{"a": 1,\n')
+    with pytest.raises(DataError) as info:
+        read_json(path)
+    assert str(info.value) == (f"{path}:2: not valid JSON (Expecting property name enclosed in "
+                               f"double quotes); the file is damaged")

@@ -74,6 +74,14 @@ def test_malformed_lines_name_the_file_and_line(tmp_path: Path, line: object,
         SnliReader({}).read(path)
 
 
+def test_a_deeply_nested_line_names_the_file_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, record(), "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DataError) as info:
+        SnliReader({}).read(path)
+    assert str(info.value) == (f"{path}:2: JSON nested too deeply to read (arrays or objects "
+                               f"thousands of levels deep)")
+
+
 def test_spacy_tokenizer_needs_text(tmp_path: Path) -> None:
     path = write(tmp_path, record(sentence2=None))
     with pytest.raises(DataError, match=f"{path}:1: 'sentence2' is missing"):
@@ -87,7 +95,19 @@ def test_bracket_escapes_become_brackets(tmp_path: Path) -> None:
 
 def test_a_file_without_labelled_pairs_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="no labelled sentence pairs"):
-        SnliReader({}).read(write(tmp_path, record("-")))
+        SnliReader({}).read(write(tmp_path, ""))
+    path = write(tmp_path, record("-"), record("-"))
+    with pytest.raises(DataError) as info:
+        SnliReader({}).read(path)
+    assert str(info.value) == (f"{path}: no labelled sentence pairs found (2 pairs read, 2 "
+                               f"dropped (2 labelled '-' (no consensus)))")
+
+
+def test_the_read_report_counts_the_pairs_left_out(tmp_path: Path) -> None:
+    reader = SnliReader({})
+    reader.read(write(tmp_path, record("entailment"), record("-"), "", record("neutral")))
+    assert reader.read_report.describe() == "3 pairs read, 1 dropped (1 labelled '-' (no " \
+                                            "consensus))"
 
 
 def test_the_embedded_sample_reads() -> None:

@@ -248,6 +248,9 @@ def test_training_limits_truncate_and_drop_unanswerable_questions(
     assert instances["second"]["answers"] == ["w28", "w1"]
     assert reader.alignment["dropped"] == 3
     assert reader.alignment["instances"] == 2
+    assert reader.read_report.describe() == (
+        "5 questions read, 3 dropped (2 with no answer inside the first 10 passage tokens, 1 "
+        "whose answers are not found in the passage)")
     assert caplog.messages[-1].endswith(
         "; 3 questions dropped (no answer inside the first 10 passage tokens)")
 
@@ -259,6 +262,7 @@ def test_evaluation_reader_keeps_every_question(tmp_path: Path) -> None:
     assert all(len(i["passage"]) == 31 for i in instances)
     assert "answer" not in instances[-1]
     assert reader.alignment["dropped"] == 0
+    assert reader.read_report.describe() == "5 questions read"
 
 
 def test_question_limit_alone_still_drops_unlocated_answers(tmp_path: Path) -> None:

@@ -151,6 +151,7 @@ def test_reads_instances_per_predicate_and_lists_every_sentence(
         instances = reader.read(write(tmp_path, GOOD, "props.txt.gz").with_suffix(""))
     assert caplog.messages == ["props.txt.gz: 3 sentences (1 without a predicate), "
                                "3 predicates, 2 arguments (V not counted)"]
+    assert reader.read_report.describe() == "3 sentences read, 1 dropped (1 without a predicate)"
     assert instances[0] == {
         "tokens": ["Kofi", "came", "and", "sang"], "predicate": [0, 1, 0, 0],
         "tags": ["B-A0", "B-V", "O", "O"], "sentence_id": 0, "predicate_index": 1,

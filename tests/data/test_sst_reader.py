@@ -85,8 +85,11 @@ def test_an_empty_file_is_an_error(tmp_path: Path) -> None:
 
 
 def test_binary_file_without_polar_sentences_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="no sentiment trees"):
-        SstReader({}, binary=True).read(write(tmp_path, "(2 (2 So) (2 so))"))
+    path = write(tmp_path, "(2 (2 So) (2 so))")
+    with pytest.raises(DataError) as info:
+        SstReader({}, binary=True).read(path)
+    assert str(info.value) == (f"{path}: no sentiment trees found (1 phrase read, 1 dropped "
+                               f"(1 neutral (label 2, left out by binary)))")
 
 
 def test_the_embedded_sample_reads() -> None:

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from elmo_experiments.data.batching import Batch
+from elmo_experiments.errors import DataError
 from elmo_experiments.training.distributed import ShardedLoader, World, global_settings, share
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +55,13 @@ def test_training_shards_have_equal_counts_and_weights_that_sum_to_the_ranks() -
     for first, second in zip(*batches, strict=True):
         assert first.weight + second.weight == pytest.approx(2.0)
         assert first.weight == pytest.approx(2 * len(first) / (len(first) + len(second)))
+
+
+def test_training_data_smaller_than_the_ranks_is_an_error_not_zero_steps() -> None:
+    with pytest.raises(DataError) as info:
+        ShardedLoader(Groups([[0]]), World(0, 2), train=True)
+    assert str(info.value) == ("the training data has 1 instance, fewer than the 2 processes: no "
+                               "global batch can be shared out (train with fewer processes)")
 
 
 def test_evaluation_shards_keep_every_instance() -> None:
@@ -193,6 +201,31 @@ def test_a_signal_to_one_rank_stops_both_at_one_step_and_recovery_is_exact(
     resumed = train(run_dir, 2, 4, "experiments/ner_baseline.jsonnet", "--recover")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "recovered after batch 5 of epoch 3" in resumed.stderr
+    for uninterrupted, recovered in zip(epochs(two), epochs(run_dir), strict=True):
+        for key in ("training_loss", "validation_loss", "validation_f1"):
+            assert recovered[key] == pytest.approx(uninterrupted[key], rel=1e-6), key
+
+
+@pytest.mark.slow
+def test_a_killed_rank_stops_the_other_in_one_line_and_recovery_is_exact(
+        ner_pair, tmp_path: Path) -> None:
+    """SIGKILL to rank 1 mid-epoch: rank 0's next collective fails; it stops with one line
+    naming rank 1 and --recover (no gloo traceback), and the resumed run ends as the
+    uninterrupted one."""
+    _, two = ner_pair
+    run_dir = tmp_path / "run"
+    killed = train(run_dir, 2, 4, "experiments/ner_baseline.jsonnet",
+                   env={"ELMO_FAULT_AT": "trainer:epoch:3:batch:2", "ELMO_FAULT_RANK": "1"})
+    assert killed.returncode != 0
+    said = [line for line in killed.stderr.splitlines() if line.startswith("error: ")]
+    assert said == [f"error: {run_dir}: rank 1 of 2 ended (killed, or stopped on an error of "
+                    f"its own: see its output), so rank 0 stopped too; resume with the same "
+                    f"command and --recover"], killed.stderr[-3000:]
+    assert "[rank0]: Traceback" not in killed.stderr  # the launcher's own report remains
+    assert "Connection closed by peer" not in killed.stderr
+    resumed = train(run_dir, 2, 4, "experiments/ner_baseline.jsonnet", "--recover")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "recovered after epoch 2" in resumed.stderr
     for uninterrupted, recovered in zip(epochs(two), epochs(run_dir), strict=True):
         for key in ("training_loss", "validation_loss", "validation_f1"):
             assert recovered[key] == pytest.approx(uninterrupted[key], rel=1e-6), key

@@ -32,6 +32,7 @@ from elmo_experiments.config.registry import Param
 from elmo_experiments.data.files import (
     atomic_write_text,
     iter_lines,
+    read_json,
     read_lines,
     save_array,
     write_lines,
@@ -175,7 +176,7 @@ class PreparedCorpus:
         path = self.directory / f"{split}.npy"
         if not path.is_file():
             raise DataError(f"{path}: split {split!r} was not prepared")
-        return _load_array(path, mmap_mode="r")
+        return _array(path, mmap=True)
 
     def splits(self) -> list[str]:
         return sorted(p.stem for p in self.directory.glob("*.npy") if p.stem != "counts")
@@ -186,17 +187,20 @@ class PreparedCorpus:
         if not (directory / "types.txt").is_file():
             raise DataError(f"{directory}: not a prepared corpus (no types.txt)")
         types = read_lines(directory / "types.txt")
-        return cls(directory, types, _load_array(directory / "counts.npy"))
+        return cls(directory, types, _array(directory / "counts.npy"))
 
 
-def _load_array(path: Path, mmap_mode: str | None = None) -> np.ndarray:
-    """An array file of a prepared corpus; a truncated or damaged one is a ``DataError``
-    naming it (numpy raises ValueError, or EOFError that the CLI would take for Ctrl-D)."""
+def _array(path: Path, mmap: bool = False) -> np.ndarray:
+    """A prepared corpus's ``.npy`` file; a missing or damaged one is a one-line
+    ``DataError`` naming it."""
     try:
-        return np.load(path, mmap_mode=mmap_mode)
-    except (ValueError, EOFError, OSError) as error:
-        raise DataError(f"{path}: not a readable array ({error}); the prepared corpus is "
-                        "damaged: delete its folder to prepare it again") from None
+        return np.load(path, mmap_mode="r" if mmap else None)
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing; remove {path.parent} to prepare the corpus "
+                        f"again") from None
+    except (ValueError, OSError, EOFError) as error:  # a bad header, a truncated array
+        raise DataError(f"{path}: damaged ({error}); remove {path.parent} to prepare the "
+                        f"corpus again") from None
 
 
 FINGERPRINT = "fingerprint.json"  # written last: marks a complete preparation
@@ -210,9 +214,19 @@ def damaged_files(directory: Path) -> list[str]:
     manifest = directory / MANIFEST
     if not manifest.is_file():
         return []
-    sizes = json.loads(manifest.read_text())
+    sizes = read_prepared_json(manifest)
     return [name for name, size in sizes.items()
             if not (directory / name).is_file() or (directory / name).stat().st_size != size]
+
+
+def read_prepared_json(path: Path) -> dict[str, Any]:
+    """One of a prepared corpus's JSON files (fingerprint, manifest, summary); a damaged one
+    is a one-line ``DataError`` naming it (and the line), and how to prepare the corpus anew."""
+    try:
+        return read_json(path)
+    except DataError as error:
+        raise DataError(f"{error}; remove {path.parent} to prepare the corpus again"
+                        ) from None
 
 
 def fingerprint(train: list[dict[str, str]], evaluation: dict[str, dict[str, str]],
@@ -248,7 +262,7 @@ def load_or_prepare(train: list[dict[str, str]], evaluation: dict[str, dict[str,
     wanted = fingerprint(train, evaluation, heldout_every, max_sentence_length)
     marker = directory / FINGERPRINT
     if marker.is_file():
-        if json.loads(marker.read_text()) != json.loads(json.dumps(wanted)):
+        if read_prepared_json(marker) != json.loads(json.dumps(wanted)):
             raise DataError(f"{directory}: prepared from other sources or settings; remove it "
                             "or choose another corpus.prepared_dir")
         damaged = damaged_files(directory)

@@ -14,7 +14,14 @@ from elmo_experiments.bilm.bidirectional_lm import BidirectionalLM, add_boundari
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.pretraining.lm_data import SPECIALS
 from elmo_experiments.bilm.pretraining.softmax import SharedSoftmax
-from elmo_experiments.config.registry import PROBABILITY, Param, register
+from elmo_experiments.config.registry import (
+    AT_LEAST_ONE,
+    NON_NEGATIVE,
+    PROBABILITY,
+    Param,
+    positive,
+    register,
+)
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.metrics.perplexity import Perplexity
 
@@ -77,19 +84,33 @@ class BilmLanguageModel(torch.nn.Module):
         return [{} for _ in batch.indices]
 
 
+def filters_problem(value: Any) -> str | None:
+    """A ``Param.check``: the char CNN's filters, a non-empty list of [width, count] pairs of
+    positive integers."""
+    if value and all(isinstance(f, list) and len(f) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in f) for f in value):
+        return None
+    return f"expected a list of [width, count] pairs of positive integers, got {value!r}"
+
+
 ARCHITECTURE_PARAMS = [
-    Param("cell_dim", int), Param("projection_dim", int), Param("n_layers", int, 2),
-    Param("cell_clip", float, 3.0), Param("proj_clip", float, 3.0),
-    Param("use_skip_connections", bool, True), Param("char_embedding_dim", int, 16),
-    Param("filters", list, [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]),
-    Param("n_highway", int, 2), Param("activation", str, "relu", choices=("relu", "tanh")),
+    Param("cell_dim", int, bounds=AT_LEAST_ONE), Param("projection_dim", int, bounds=AT_LEAST_ONE),
+    Param("n_layers", int, 2, bounds=AT_LEAST_ONE),
+    Param("cell_clip", float, 3.0, check=positive), Param("proj_clip", float, 3.0, check=positive),
+    Param("use_skip_connections", bool, True),
+    Param("char_embedding_dim", int, 16, bounds=AT_LEAST_ONE),
+    Param("filters", list, [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]],
+          check=filters_problem),
+    Param("n_highway", int, 2, bounds=NON_NEGATIVE),
+    Param("activation", str, "relu", choices=("relu", "tanh")),
 ]
 
 
 @register("model", "bilm_lm", context=("vocab_size", "seed"), params=[
     *ARCHITECTURE_PARAMS,
     Param("dropout", float, 0.1, bounds=PROBABILITY),
-    Param("num_samples", int, 8192, doc="sampled-softmax size in training; 0 = exact softmax"),
+    Param("num_samples", int, 8192, bounds=NON_NEGATIVE,
+          doc="sampled-softmax size in training; 0 = exact softmax"),
 ])
 def bilm_lm(vocab_size: int, seed: int, dropout: float, num_samples: int,
             **architecture: Any) -> BilmLanguageModel:

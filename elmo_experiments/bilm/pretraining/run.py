@@ -10,7 +10,12 @@ from typing import Any
 
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.pretrained import resolve_weights, write_checksums
-from elmo_experiments.bilm.pretraining.corpus import SOURCE_PARAMS, PreparedCorpus, load_or_prepare
+from elmo_experiments.bilm.pretraining.corpus import (
+    SOURCE_PARAMS,
+    PreparedCorpus,
+    load_or_prepare,
+    read_prepared_json,
+)
 from elmo_experiments.bilm.pretraining.lm_data import (
     LM_LOADER_PARAMS,
     SOFTMAX_FILE,
@@ -37,6 +42,7 @@ from elmo_experiments.training.distributed import (
     World,
     global_settings,
     sharded,
+    stop_on_lost_rank,
     world_from_env,
 )
 from elmo_experiments.training.evaluation import evaluate
@@ -215,7 +221,16 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     """Train a biLM; export the best model to ``<run>/bilm``; return ``metrics.json``.
 
     The corpus is prepared (or checked) before the run directory is touched, so ``--force``
-    never wipes a run for a corpus that cannot be read."""
+    never wipes a run for a corpus that cannot be read. Under ``torchrun``, a rank that ends
+    mid-run stops the others with one line (``stop_on_lost_rank``)."""
+    with stop_on_lost_rank(Path(serialization_dir)):
+        return _pretrain(config_path, serialization_dir, ext_vars, overrides, force, recover,
+                         init_dir)
+
+
+def _pretrain(config_path: str | Path, serialization_dir: str | Path,
+              ext_vars: dict[str, str] | None, overrides: list[str] | None, force: bool,
+              recover: bool, init_dir: str | None) -> dict[str, Any]:
     reads: dict[str, str] = {}
     config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
     init_files = resolve_weights(init_dir) if init_dir else None
@@ -284,7 +299,7 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
                         values["trainer"], run_dir, config, recover, description, world)
     model.to("cpu")
     metrics = summary(trainer, best)
-    metrics["corpus"] = json.loads((corpus.directory / "summary.json").read_text())
+    metrics["corpus"] = read_prepared_json(corpus.directory / "summary.json")
     metrics["embedded_sample"] = used_sample
     if init_files:
         metrics["init_from"] = what["init_from"]

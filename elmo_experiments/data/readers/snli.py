@@ -8,7 +8,8 @@ from typing import Any
 
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import LabelField, MetadataField, TextField
-from elmo_experiments.data.files import LINE_LIMIT_DOC, iter_lines, resolve_data_path
+from elmo_experiments.data.files import LINE_LIMIT_DOC, TOO_DEEP, iter_lines, resolve_data_path
+from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
 from elmo_experiments.errors import DataError
@@ -39,6 +40,7 @@ class SnliReader:
         self.fields = {"premise": TextField(self.token_indexers),
                        "hypothesis": TextField(self.token_indexers),
                        "label": LabelField(), "pair_id": MetadataField()}
+        self.read_report = ReadReport("pairs")
 
     def _tokens(self, record: dict[str, Any], which: str, where: str) -> list[str]:
         key = f"sentence{which}" + ("" if self.tokenizer == "spacy" else "_binary_parse")
@@ -54,6 +56,7 @@ class SnliReader:
     def read(self, path: str | Path) -> list[dict[str, Any]]:
         resolved = resolve_data_path(path)
         instances = []
+        report = self.read_report = ReadReport("pairs")
         for number, line in iter_lines(resolved, self.max_line_length,
                                        "dataset_reader.max_line_length"):
             if not line.strip():
@@ -63,10 +66,14 @@ class SnliReader:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise DataError(f"{where}: not a JSON object: {error.msg}") from None
+            except RecursionError:
+                raise DataError(f"{where}: {TOO_DEEP}") from None
             if not isinstance(record, dict):
                 raise DataError(f"{where}: not a JSON object")
             label = record.get("gold_label")
+            report.read += 1
             if label == NO_CONSENSUS:
+                report.drop("labelled '-' (no consensus)")
                 continue
             if label not in LABELS:
                 raise DataError(f"{where}: gold_label {label!r} is not one of "
@@ -77,7 +84,8 @@ class SnliReader:
             instances.append({"premise": premise, "hypothesis": hypothesis, "label": label,
                               "pair_id": record.get("pairID")})
         if not instances:
-            raise DataError(f"{resolved}: no labelled sentence pairs found")
+            found = f" ({report.describe()})" if report.read else ""
+            raise DataError(f"{resolved}: no labelled sentence pairs found{found}")
         return instances
 
     def text_to_instance(self, premise: list[str], hypothesis: list[str],

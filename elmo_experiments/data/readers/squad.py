@@ -28,6 +28,7 @@ from typing import Any
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import MetadataField, SpanField, TextField
 from elmo_experiments.data.files import load_data_json, resolve_data_path
+from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import tokenize_with_offsets
 from elmo_experiments.errors import DataError
@@ -108,7 +109,8 @@ class SquadReader:
     ``max_articles``: only the file's first articles (a small training set for CPU-sized runs).
 
     ``alignment``: the counts of the last ``read`` (questions, answers, exact, inexact,
-    not_found, searched, dropped, instances).
+    not_found, searched, dropped, instances); ``read_report``: its questions and why those
+    dropped were (``read_report.py``).
     """
 
     def __init__(self, token_indexers: dict[str, Spec], passage_length_limit: int | None = None,
@@ -128,6 +130,7 @@ class SquadReader:
                        "offsets": MetadataField(), "answers": MetadataField(),
                        "title": MetadataField()}
         self.alignment: dict[str, int] = {}
+        self.read_report = ReadReport("questions")
 
     @property
     def truncating(self) -> bool:
@@ -152,6 +155,7 @@ class SquadReader:
         counts = dict.fromkeys(("questions", "answers", "exact", "inexact", "not_found",
                                 "searched", "dropped", "instances"), 0)
         instances: list[dict[str, Any]] = []
+        report = self.read_report = ReadReport("questions")
         seen: set[str] = set()
         for number, article in enumerate(data[:self.max_articles], start=1):
             where = f"{resolved}: article {number}"
@@ -172,29 +176,36 @@ class SquadReader:
                 if not whole.tokens:
                     raise DataError(f"{here}: 'context' is empty")
                 for index, question in enumerate(questions, start=1):
-                    instance = self._question(question, f"{here}, question {index}", whole,
-                                              title, counts, str(resolved))
+                    instance, located = self._question(
+                        question, f"{here}, question {index}", whole, title, counts,
+                        str(resolved))
                     if instance["id"] in seen:
                         raise DataError(f"{resolved}: question {instance['id']}: the id is "
                                         f"repeated")
                     seen.add(instance["id"])
                     if self.truncating and "answer" not in instance:
                         counts["dropped"] += 1
+                        report.drop(f"with no answer inside the first "
+                                    f"{self.passage_length_limit} passage tokens"
+                                    if located and self.passage_length_limit is not None
+                                    else "whose answers are not found in the passage")
                         continue
                     instances.append(instance)
         if not counts["questions"]:
             raise DataError(f"{resolved}: no questions found")
         counts["instances"] = len(instances)
+        report.read = counts["questions"]
         self.alignment = counts
         logger.info("%s", _summary(resolved.name, counts, self.passage_length_limit,
                                    self.truncating))
         return instances
 
     def _question(self, question: Any, where: str, paragraph: Paragraph, title: str,
-                  counts: dict[str, int], file: str) -> dict[str, Any]:
-        """One question's instance; ``counts`` updated with its answers' alignment (on the
-        whole passage). Its ``answer``: the span of the first answer located (inside the
-        truncated passage, with ``passage_length_limit``)."""
+                  counts: dict[str, int], file: str) -> tuple[dict[str, Any], bool]:
+        """One question's instance, and whether any of its answers was located in the whole
+        passage; ``counts`` updated with its answers' alignment (on the whole passage). Its
+        ``answer``: the span of the first answer located (inside the truncated passage, with
+        ``passage_length_limit``)."""
         if not isinstance(question, dict):
             raise DataError(f"{where}: not a JSON object")
         qid = _field(question, "id", str, where)
@@ -213,6 +224,7 @@ class SquadReader:
             "question": tokens[:self.question_length_limit], "passage": passage, "id": qid,
             "passage_text": paragraph.context, "offsets": offsets, "answers": [],
             "title": title}
+        located = False
         for number, answer in enumerate(answers, start=1):
             here = f"{where}: answer {number}"
             if not isinstance(answer, dict):
@@ -223,6 +235,7 @@ class SquadReader:
             counts["answers"] += 1
             characters, searched = locate(paragraph.context, answer_text, start)
             span, exact = paragraph.span(*characters) if characters else (None, False)
+            located = located or span is not None
             if span is None:
                 counts["not_found"] += 1
                 continue
@@ -230,7 +243,7 @@ class SquadReader:
             counts["exact" if exact else "inexact"] += 1
             if "answer" not in instance and span[1] < len(passage):
                 instance["answer"] = span
-        return instance
+        return instance, located
 
     def text_to_instance(self, question: str, passage: str, title: str = "",
                          id: str | None = None) -> dict[str, Any]:

@@ -14,7 +14,8 @@ One instance per predicate (a sentence with none gives no instance)::
 
 After ``read``, ``reader.sentences`` lists every sentence of the file read last, predicate-less
 ones included, as ``SrlSentence`` records (``reader.sentences_by_path`` keeps every file read,
-by resolved path), so a props writer can write a file line for line in the data's order.
+by resolved path), so a props writer can write a file line for line in the data's order;
+``reader.read_report`` counts its sentences and those without a predicate (``read_report.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import MetadataField, SequenceLabelField, TensorField, TextField
 from elmo_experiments.data.files import iter_lines, resolve_data_path
+from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.readers.conll2012 import (
     MAX_LINE_BYTES,
     Row,
@@ -108,6 +110,7 @@ class SrlReader:
                            "sentence_length", "sentence_predicates")}}
         self.sentences: list[SrlSentence] = []
         self.sentences_by_path: dict[str, list[SrlSentence]] = {}
+        self.read_report = ReadReport("sentences")
 
     def read(self, path: str | Path) -> list[dict[str, Any]]:
         """One instance per predicate of ``path`` (or ``path.gz``), in file order."""
@@ -143,6 +146,9 @@ class SrlReader:
         self.sentences = sentences
         self.sentences_by_path[str(resolved)] = sentences
         bare = sum(not s.predicates for s in sentences)
+        self.read_report = ReadReport("sentences", len(sentences))
+        if bare:
+            self.read_report.dropped["without a predicate"] = bare
         logger.info("%s: %s sentences (%s without a predicate), %s predicates, %s arguments "
                     "(V not counted)", resolved.name, f"{len(sentences):,}", f"{bare:,}",
                     f"{len(instances):,}", f"{arguments:,}")

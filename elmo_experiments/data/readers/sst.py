@@ -9,6 +9,7 @@ from typing import Any
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import LabelField, TextField
 from elmo_experiments.data.files import LINE_LIMIT_DOC, iter_lines, resolve_data_path
+from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
 from elmo_experiments.errors import DataError
@@ -86,6 +87,7 @@ class SstReader:
         self.binary = binary
         self.max_line_length = max_line_length
         self.fields = {"tokens": TextField(self.token_indexers), "label": LabelField()}
+        self.read_report = ReadReport("phrases")
 
     def _label(self, label: str) -> str | None:
         return BINARY.get(label) if self.binary else label
@@ -93,6 +95,7 @@ class SstReader:
     def read(self, path: str | Path) -> list[dict[str, Any]]:
         resolved = resolve_data_path(path)
         instances = []
+        report = self.read_report = ReadReport("phrases")
         for number, line in iter_lines(resolved, self.max_line_length,
                                        "dataset_reader.max_line_length"):
             if not line.strip():
@@ -104,12 +107,16 @@ class SstReader:
             kept = phrases[:1]
             if self.use_subtrees:
                 kept += [p for p in phrases[1:] if len(p.tokens) >= self.min_phrase_length]
+            report.read += len(kept)
             for phrase in kept:
                 label = self._label(phrase.label)
-                if label is not None:
-                    instances.append({"tokens": phrase.tokens, "label": label})
+                if label is None:
+                    report.drop("neutral (label 2, left out by binary)")
+                    continue
+                instances.append({"tokens": phrase.tokens, "label": label})
         if not instances:
-            raise DataError(f"{resolved}: no sentiment trees found")
+            found = f" ({report.describe()})" if report.read else ""
+            raise DataError(f"{resolved}: no sentiment trees found{found}")
         return instances
 
     def text_to_instance(self, tokens: list[str], label: str | None = None) -> dict[str, Any]:
@@ -122,7 +129,8 @@ register(
     params=[
         Param("token_indexers", component="token_indexer", mapping=True),
         Param("use_subtrees", bool, False, doc="every phrase, not only the root sentence"),
-        Param("min_phrase_length", int, 1, doc="shortest phrase kept with use_subtrees"),
+        Param("min_phrase_length", int, 1, bounds=AT_LEAST_ONE,
+              doc="shortest phrase kept with use_subtrees"),
         Param("binary", bool, False, doc="SST-2: drop neutral, 0/1 -> negative, 3/4 -> positive"),
         Param("max_line_length", int, 50_000, bounds=AT_LEAST_ONE,
               doc=LINE_LIMIT_DOC),

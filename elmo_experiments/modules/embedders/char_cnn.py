@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from elmo_experiments.config.registry import PROBABILITY, Param, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register, sizes
 from elmo_experiments.data.vocabulary import Vocabulary
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "linear": lambda x: x}
@@ -64,9 +64,9 @@ register(
     "token_embedder",
     "character_encoding",
     params=[
-        Param("embedding_dim", int, 16),
-        Param("num_filters", int, 128),
-        Param("ngram_filter_sizes", list, [3]),
+        Param("embedding_dim", int, 16, bounds=AT_LEAST_ONE),
+        Param("num_filters", int, 128, bounds=AT_LEAST_ONE),
+        Param("ngram_filter_sizes", list, [3], bounds=AT_LEAST_ONE, check=sizes),
         Param("activation", str, "relu", choices=tuple(ACTIVATIONS)),
         Param("dropout", float, 0.0, bounds=PROBABILITY),
         Param("vocab_namespace", str, "token_characters"),

@@ -35,7 +35,7 @@ from elmo_experiments.bilm.activation_cache import (
     state_digest,
 )
 from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix, mixes_penalty, mixes_report
-from elmo_experiments.config.registry import PROBABILITY, Param, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register
 from elmo_experiments.data.fields import lengths_mask
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import ConfigValueError, ElmoError
@@ -313,7 +313,8 @@ class TransformerEmbedder(torch.nn.Module):
 register(
     "token_indexer",
     "transformer_tokens",
-    params=[Param("max_token_length", int, 100, doc="longer tokens are cut (characters)")],
+    params=[Param("max_token_length", int, 100, bounds=AT_LEAST_ONE,
+                  doc="longer tokens are cut (characters)")],
 )(TransformerTokensIndexer)
 register(
     "token_embedder",
@@ -327,8 +328,8 @@ register(
         Param("pooling", str, "mean", choices=POOLINGS, doc="a token's pieces: mean or first"),
         Param("requires_grad", bool, False, doc="fine-tune the transformer"),
         Param("at_input", bool, True, doc="false: at the output only (every mix extra)"),
-        Param("max_length", int, None, doc="pieces per window, specials included (default: "
-              "the model's maximum)"),
+        Param("max_length", int, None, bounds=AT_LEAST_ONE,
+              doc="pieces per window, specials included (default: the model's maximum)"),
         Param("cache", fields=CACHE_PARAMS, default={},
               doc="per-sentence layers of a frozen transformer, computed once"),
     ],

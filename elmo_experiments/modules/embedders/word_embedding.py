@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from elmo_experiments.config.registry import Param, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, Param, register
 from elmo_experiments.data.files import data_file_problem, iter_lines, resolve_data_path
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
@@ -74,7 +74,7 @@ register(
     "token_embedder",
     "embedding",
     params=[
-        Param("embedding_dim", int),
+        Param("embedding_dim", int, bounds=AT_LEAST_ONE),
         Param("vocab_namespace", str, "tokens"),
         Param("pretrained_file", str, None, check=data_file_problem,
               doc="word vectors (GloVe text format, .gz too)"),

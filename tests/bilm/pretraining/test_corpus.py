@@ -386,3 +386,34 @@ def test_a_prepared_corpus_is_reused_only_for_the_same_sources(tmp_path):
     (folder / FINGERPRINT).unlink()  # an unfinished preparation is simply redone
     redone = load_or_prepare([{"path": str(two), "format": "tokenized"}], {}, folder, 0)
     assert redone.types == ["x", "y"]
+
+
+@pytest.mark.parametrize("name", ["fingerprint.json", "manifest.json"])
+def test_a_damaged_corpus_json_is_one_line_naming_the_file_and_line(tmp_path, name):
+    from elmo_experiments.bilm.pretraining.corpus import load_or_prepare
+
+    source = [{"path": str(write(tmp_path / "one.txt", "a b c\n")), "format": "tokenized"}]
+    folder = tmp_path / "prepared"
+    load_or_prepare(source, {}, folder, 0)
+    (folder / name).write_text('{"train":\n')
+    with pytest.raises(DataError) as info:
+        load_or_prepare(source, {}, folder, 0)
+    assert str(info.value) == (f"{folder / name}:2: not valid JSON (Expecting value); the "
+                               f"file is damaged; remove {folder} to prepare the corpus again")
+
+
+def test_a_damaged_summary_or_array_is_one_line_naming_the_file(sources, tmp_path: Path) -> None:
+    from elmo_experiments.bilm.pretraining.corpus import read_prepared_json
+
+    folder = tmp_path / "prepared"
+    prepare(sources, folder)
+    (folder / "summary.json").write_text("")
+    with pytest.raises(DataError) as info:
+        read_prepared_json(folder / "summary.json")
+    assert str(info.value) == (f"{folder / 'summary.json'}:1: not valid JSON (Expecting "
+                               f"value); the file is damaged; remove {folder} to prepare the "
+                               f"corpus again")
+    (folder / "counts.npy").write_bytes(b"\x93NUMPY")
+    with pytest.raises(DataError, match=rf"^{folder / 'counts.npy'}: damaged \(.*\); remove "
+                                        rf"{folder} to prepare the corpus again$"):
+        PreparedCorpus.load(folder)

@@ -30,7 +30,7 @@ from elmo_experiments.bilm.pretraining.run import (
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.validate import Validator
-from elmo_experiments.errors import ConfigError, RunDirError
+from elmo_experiments.errors import ConfigError, RunDirError, TrainingStopped
 from elmo_experiments.training.run_dir import load_checkpoint
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -224,6 +224,18 @@ def test_init_from_copies_bilm_and_softmax_when_the_vocabulary_matches(runs) -> 
     assert bool((model2.softmax.weight == 0.25).all())
     torch.testing.assert_close(model2.bilm.char_encoder.projection_weight,
                                source.bilm.char_encoder.projection_weight)
+
+
+def test_a_diverged_run_stops_on_its_infinite_perplexity(tmp_path: Path) -> None:
+    """lr=1e6: the losses stay finite but the mean NLL is beyond a float's exponent; the
+    perplexity is inf and the run stops as it does on a NaN (no OverflowError)."""
+    with pytest.raises(TrainingStopped) as info:
+        pretrain(TINY, tmp_path / "run", overrides=[*SHORT, "trainer.num_epochs=1",
+                                                    "trainer.optimizer.lr=1e6"])
+    assert str(info.value) == (f"{tmp_path / 'run'}: epoch 1 batch 5: validation perplexity is "
+                               f"inf; training stopped (no epoch finished, so there is no "
+                               f"checkpoint). Lower the learning rate, or set "
+                               f"trainer.on_nonfinite=skip")
 
 
 def test_export_bilm_command(runs, tmp_path: Path) -> None:
