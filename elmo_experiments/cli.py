@@ -415,17 +415,28 @@ def vectors(corpus: str, output: str, dim: int, fmt: str, min_count: int, epochs
               help="a disk folder that every cell's activation cache (a frozen ELMo's or "
               "transformer's) shares unless its config names one: each sentence's activations "
               "are computed once for the whole sweep; results do not change")
+@click.option("--force", is_flag=True,
+              help="train afresh the cells whose run directories hold another config than "
+              "the spec gives them now (their old runs are deleted)")
 def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
           slurm_settings: tuple[str, ...], print_commands: bool, summary_only: bool,
           only: tuple[str, ...],
           seeds: tuple[int, ...], fractions: tuple[float, ...], threads: int | None,
-          previous: str | None, activation_cache: str | None) -> None:
+          previous: str | None, activation_cache: str | None, force: bool) -> None:
     """Run the grid SPEC (jsonnet: config, variants, seeds, fractions): one run directory per
-    cell; finished cells are skipped, interrupted ones recovered; ends with a summary."""
+    cell; finished cells are skipped, interrupted and failed ones tried again, and cells whose
+    config changed since they ran reported (--force trains them afresh); ends with a summary."""
     from dataclasses import replace
 
     from elmo_experiments.data.files import read_json
-    from elmo_experiments.sweeps.execute import cell_dir, finished, run_sweep
+    from elmo_experiments.sweeps.execute import (
+        PROBLEMS,
+        cell_dir,
+        cell_state,
+        changed_problem,
+        finished,
+        run_sweep,
+    )
     from elmo_experiments.sweeps.spec import Cell, load_sweep
     from elmo_experiments.sweeps.summary import check_previous, previous_runs, render, summarize
 
@@ -445,11 +456,14 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
         prefix = f"{ACTIVATION_CACHE_ENV}={shlex.quote(folder)} "
     grid = whole.only(list(only), list(seeds), list(fractions))
     grid = replace(grid, cells=[c for c in grid.cells if c.name not in earlier
-                                or finished(cell_dir(root, c))])
+                                or finished(c, cell_dir(root, c))])
     if print_commands:
         for cell in grid.own().cells:
-            if not finished(cell_dir(root, cell)):
-                click.echo(prefix + cell.command(cell_dir(root, cell)))
+            state = cell_state(cell, cell_dir(root, cell))
+            if state == "changed" and not force:
+                click.echo(f"# {changed_problem(cell, cell_dir(root, cell))}", err=True)
+            elif state != "finished":
+                click.echo(prefix + cell.command(cell_dir(root, cell), state == "changed"))
         return
     slurm = {}
     for pair in slurm_settings:
@@ -457,26 +471,32 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
         slurm[key] = int(value) if value.isdigit() else value
     own = replace(grid.own(), cells=[]) if summary_only else grid.own()
     ran = dict(zip([c.name for c in own.cells],
-                   run_sweep(own, root, cluster, workers, slurm, threads) if own.cells else [],
-                   strict=True))
+                   run_sweep(own, root, cluster, workers, slurm, threads, force)
+                   if own.cells else [], strict=True))
     # the summary covers every cell of the spec: those left out this time keep their results,
     # and those another sweep runs point there
-    def left_out(cell: Cell) -> str:
+    def left_out(cell: Cell) -> dict[str, str]:
         run_dir = cell_dir(root, cell)
+        state = cell_state(cell, run_dir)
         if cell.same_as:
-            return "shared"
-        if finished(run_dir):
-            return "skipped"
-        if cell.name in earlier:
-            return "previous"
-        return "unfinished" if (run_dir / "config.json").is_file() else "not run"
+            status = "shared"
+        elif state == "finished":
+            status = "skipped"
+        elif cell.name in earlier:
+            status = "previous"
+        elif state == "changed":
+            return {"cell": cell.name, "status": "changed",
+                    "error": changed_problem(cell, run_dir)}
+        else:
+            status = "unfinished" if state == "started" else "not run"
+        return {"cell": cell.name, "status": status}
 
-    statuses = [ran.get(c.name) or {"cell": c.name, "status": left_out(c)} for c in whole.cells]
+    statuses = [ran.get(c.name) or left_out(c) for c in whole.cells]
     command = ["elmo-exp", "sweep", *(a for a in sys.argv[2:] if a != "--summary-only")]
     summary = summarize(whole, root, statuses, " ".join(command), earlier)
     click.echo(render(summary), nl=False)
     click.echo(f"summary: {root / 'summary.json'}", err=True)
-    if any(c["status"] in ("failed", "interrupted") for c in summary["cells"]):
+    if any(c["status"] in PROBLEMS for c in summary["cells"]):
         sys.exit(1)
 
 

@@ -31,6 +31,10 @@ class RunDirError(ElmoError):
     """A run directory that cannot be used as asked (exists, missing, incompatible)."""
 
 
+class RunDirLocked(RunDirError):
+    """Another live process writes the run directory; the message names its PID and host."""
+
+
 class WriteError(ElmoError):
     """A file could not be written (disk full, permissions); the message names the file and
     what it holds, and the previous version of the file is intact."""

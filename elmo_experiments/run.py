@@ -19,7 +19,6 @@ from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.fields import target_fields
 from elmo_experiments.data.files import (
     provenance,
-    read_json,
     warn_if_sample,
 )
 from elmo_experiments.data.read_report import check_not_empty
@@ -43,9 +42,11 @@ from elmo_experiments.training.run_dir import (
     check_run_dir,
     describe,
     load_checkpoint,
+    read_config,
     verify_checkpoint,
 )
 from elmo_experiments.training.run_identity import identity
+from elmo_experiments.training.run_lock import run_dir_lock
 from elmo_experiments.training.session import (
     finish,
     fit,
@@ -182,6 +183,7 @@ def train(
     Everything that can fail on the config or the data (reading, vocabulary, building the model)
     happens before the run directory is touched, so ``--force`` never wipes a run for nothing.
     Launched by ``torchrun``, every process trains its share of each batch (``distributed``).
+    The run directory is locked against other writers throughout (``run_lock``).
     """
     world = world_from_env()
     reads: dict[str, str] = {}
@@ -193,8 +195,9 @@ def train(
         world.barrier()  # every rank has looked at the run directory before rank 0 changes it
         setup_logging(None, world)
         what = identity(config_path, overrides, ext_vars, reads, experiment.raw)
-        return _train(experiment, run_dir, recover, force, str(config_path), callbacks or [],
-                      what, world)
+        with run_dir_lock(run_dir, world):  # one writer at a time, from here to the end
+            return _train(experiment, run_dir, recover, force, str(config_path),
+                          callbacks or [], what, world)
 
 
 def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, source: str,
@@ -271,7 +274,7 @@ def load_run(run_dir: str | Path, weights: str = "best.pt", device: str = "cpu")
     if not config_file.is_file():
         raise RunDirError(f"{run_dir}: not a run directory (no config.json) nor a model "
                           f"archive")
-    config = read_json(config_file)
+    config = read_config(run_dir)
     experiment = validate_experiment(loading_config(config, run_dir), source=str(config_file))
     reader = experiment.evaluation_reader.build()
     vocab = Vocabulary.load(run_dir / "vocabulary")

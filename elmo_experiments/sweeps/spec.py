@@ -79,9 +79,11 @@ class Cell:
     def name(self) -> str:
         return cell_name(self.variant, self.fraction, self.seed)
 
-    def command(self, run_dir: Path) -> str:
-        """The equivalent ``elmo-exp train`` command line (for any other scheduler)."""
-        parts = ["elmo-exp", "train", shown_path(self.config), "-s", str(run_dir), "--recover"]
+    def command(self, run_dir: Path, force: bool = False) -> str:
+        """The equivalent ``elmo-exp train`` command line (for any other scheduler): it
+        resumes the run, or with ``force`` trains it afresh."""
+        parts = ["elmo-exp", "train", shown_path(self.config), "-s", str(run_dir),
+                 "--force" if force else "--recover"]
         for override in self.overrides:
             parts += ["-o", override]
         for key, value in self.ext_vars:

@@ -11,7 +11,7 @@ from typing import Any
 
 from elmo_experiments.data.files import read_json
 from elmo_experiments.errors import ConfigError
-from elmo_experiments.sweeps.execute import cell_dir, finished
+from elmo_experiments.sweeps.execute import PROBLEMS, cell_dir, finished
 from elmo_experiments.sweeps.spec import Sweep, cell_name, cell_settings
 from elmo_experiments.training.run_dir import write_json
 
@@ -92,7 +92,8 @@ def check_previous(summary: dict[str, Any], sweep: Sweep, source: str) -> None:
     mine = {c.name: c for c in sweep.cells}
     for cell in summary.get("cells", []):
         ours = mine.get(cell["name"])
-        if ours is None or cell.get("status") in ("not run", "unfinished", "shared"):
+        if ours is None or cell.get("status") in ("not run", "unfinished", "shared", "changed",
+                                                  "busy"):
             continue
         if (list(ours.overrides), dict(ours.ext_vars), Path(ours.config).name) != (
                 cell["overrides"], cell["ext_vars"], Path(cell["config"]).name):
@@ -112,7 +113,7 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]], command:
     groups: dict[tuple[str, float], list[tuple[int, dict[str, Any]]]] = {}
     for cell in sweep.cells:
         run_dir = cell_dir(root, cell)
-        if finished(run_dir):
+        if finished(cell, run_dir):
             record = read_json(run_dir / "run.json") if (run_dir / "run.json").is_file() else {}
             metrics = read_json(run_dir / "metrics.json")
             entries[cell.name] = run_entry(metrics, record,
@@ -180,6 +181,6 @@ def render(summary: dict[str, Any]) -> str:
             figure = row["metrics"].get(name)
             cells.append(mean_std(figure) if figure else "")
         lines.append(f"| {row['variant']} | {row['fraction']:g} | {' | '.join(cells)} |")
-    failed = [c for c in summary["cells"] if c["status"] in ("failed", "interrupted")]
+    failed = [c for c in summary["cells"] if c["status"] in PROBLEMS]
     lines += [f"\n{c['name']}: {c['status']} ({c.get('error', '')})" for c in failed]
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ error naming it and leaves nothing in the cache.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gzip
 import io
@@ -77,15 +78,18 @@ def _recorded_bilms(run_dir: Path, count: int) -> list[dict[str, str]] | None:
 
 def write_archive(run_dir: str | Path, weights: str = "best.pt",
                   output: str | Path | None = None) -> Path:
-    """Pack the run into ``output`` (default ``RUN_DIR/model.tar.gz``), atomically."""
+    """Pack the run into ``output`` (default ``RUN_DIR/model.tar.gz``), atomically; writing
+    into the run directory takes its lock (``run_lock``)."""
     from elmo_experiments.bilm.pretrained import resolve_bilm
     from elmo_experiments.bilm.weights import weights_digest
+    from elmo_experiments.training.run_dir import read_config
+    from elmo_experiments.training.run_lock import run_dir_lock
 
     run_dir = Path(run_dir)
     for needed in ("config.json", "vocabulary", weights):
         if not (run_dir / needed).exists():
             raise RunDirError(f"{run_dir}: has no {needed}; train (or resume) the run first")
-    config = read_json(run_dir / "config.json")
+    config = read_config(run_dir)
     files = {"config.json": run_dir / "config.json", "best.pt": run_dir / weights}
     files |= {f"vocabulary/{p.name}": p for p in sorted((run_dir / "vocabulary").iterdir())
               if p.is_file()}
@@ -127,7 +131,9 @@ def write_archive(run_dir: str | Path, weights: str = "best.pt",
             for name, path in files.items():
                 tar.add(path, arcname=name)
 
-    atomic_write(target, write)
+    inside = target.resolve().parent == run_dir.resolve()
+    with run_dir_lock(run_dir) if inside else contextlib.nullcontext():
+        atomic_write(target, write)
     return target
 
 

@@ -19,15 +19,22 @@ from typing import Any
 
 import torch
 
+from elmo_experiments.config.paths import portable_paths, project_paths
 from elmo_experiments.data.files import atomic_write, read_json, write_error
 from elmo_experiments.errors import RunDirError
+from elmo_experiments.training.archive import ARCHIVE_FILE
+from elmo_experiments.training.run_lock import LOCK_FILE
 
 logger = logging.getLogger("elmo_experiments")
 
+FAILED_FILE = "FAILED.json"  # a sweep's record of a cell that failed
 
-# What a run writes into its directory (temporary names: a dot, the name, a dot, a suffix).
+# What a run writes into its directory (temporary names: a dot, the name, a dot, a suffix):
+# its records and checkpoints, a pretraining run's corpus, vocabulary and export, the
+# callbacks' folders, the archive, a sweep's failure record and the writer's lock.
 RUN_ENTRIES = frozenset({"config.json", "run.json", "out.log", "log.jsonl", "vocabulary",
-                         "metrics.json", "best.pt", "last.pt", "corpus", "bilm", "vocab.txt"})
+                         "metrics.json", "best.pt", "last.pt", "corpus", "bilm", "vocab.txt",
+                         "tensorboard", "wandb", ARCHIVE_FILE, FAILED_FILE, LOCK_FILE})
 _TEMPORARY = re.compile(r"\.(?P<name>[^/]+?)\.[A-Za-z0-9_]{8}")
 _EPOCH_METRICS = re.compile(r"metrics_epoch_\d+\.json")
 
@@ -40,15 +47,21 @@ def is_run_entry(name: str) -> bool:
     return name in RUN_ENTRIES or bool(_EPOCH_METRICS.fullmatch(name))
 
 
+def _entries(path: Path) -> list[str]:
+    """The directory's entries, sorted, but for the lock file (which the writer holds)."""
+    return sorted(entry.name for entry in path.iterdir() if entry.name != LOCK_FILE)
+
+
 def nothing_durable(path: Path) -> bool:
     """A non-empty directory a run started in but that holds nothing to resume: no
     ``config.json``, and only entries a run writes. A new start may clear it."""
-    entries = [entry.name for entry in path.iterdir()]
+    entries = _entries(path)
     return bool(entries) and "config.json" not in entries and all(map(is_run_entry, entries))
 
 
 def check_run_dir(path: str | Path, force: bool = False, recover: bool = False) -> None:
-    """Refuse what ``prepare_run_dir`` would refuse, without changing anything."""
+    """Refuse what ``prepare_run_dir`` would refuse, without changing anything: ``--force``
+    deletes only what a run writes, so anything else in the directory is refused by name."""
     path = Path(path)
     if force and recover:
         raise RunDirError("--force and --recover exclude each other")
@@ -60,28 +73,50 @@ def check_run_dir(path: str | Path, force: bool = False, recover: bool = False) 
         if not (path / "config.json").is_file():
             raise RunDirError(f"{path}: nothing to recover (no config.json); start it without "
                               "--recover")
-    elif path.is_dir() and any(path.iterdir()) and not force:
-        raise RunDirError(
-            f"{path}: run directory exists and is not empty; "
-            "use --recover to resume it or --force to overwrite it"
-        )
+    elif path.is_dir() and _entries(path):
+        if not force:
+            raise RunDirError(
+                f"{path}: run directory exists and is not empty; "
+                "use --recover to resume it or --force to overwrite it"
+            )
+        foreign = [name for name in _entries(path) if not is_run_entry(name)]
+        if foreign:
+            raise RunDirError(
+                f"{path}: holds {foreign[0]!r}, which no run writes; --force deletes only a "
+                f"run's own files, so move it away or choose another run directory "
+                f"({len(foreign)} such entr{'y' if len(foreign) == 1 else 'ies'}, nothing "
+                f"deleted)")
 
 
-def prepare_run_dir(path: str | Path, force: bool = False, recover: bool = False) -> bool:
-    """Create ``path``; a non-empty one needs ``force`` (wipe it) or ``recover`` (resume it).
-    Returns whether the run resumes (False when there was nothing durable to resume)."""
+def clear_run_dir(path: Path, keep: tuple[str, ...] = ()) -> None:
+    """Delete what a run wrote into ``path``, but for the lock file and ``keep``."""
+    for name in _entries(path):
+        if name in keep:
+            continue
+        entry = path / name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def prepare_run_dir(path: str | Path, force: bool = False, recover: bool = False,
+                    keep: tuple[str, ...] = ()) -> bool:
+    """Create ``path``; a non-empty one needs ``force`` (clear what a run wrote there) or
+    ``recover`` (resume it). ``keep``: entries already staged for this start. Returns whether
+    the run resumes (False when there was nothing durable to resume)."""
     path = Path(path)
     check_run_dir(path, force, recover)
-    if path.is_dir() and nothing_durable(path):
+    if path.is_dir() and nothing_durable(path) and set(_entries(path)) - set(keep):
         logger.warning("%s holds nothing durable yet (a start was interrupted before its "
                        "config.json was written): starting afresh", path)
-        shutil.rmtree(path)
+        clear_run_dir(path, keep)
         recover = False
-    if recover:
+    if recover and (path / "config.json").is_file():
         remove_temporaries(path)
         return True
-    if path.is_dir() and any(path.iterdir()):
-        shutil.rmtree(path)
+    if path.is_dir():
+        clear_run_dir(path, keep)
     path.mkdir(parents=True, exist_ok=True)
     return False
 
@@ -147,19 +182,41 @@ def load_checkpoint(path: str | Path, mmap: bool = False) -> dict[str, Any]:
     return checkpoint
 
 
-def config_digest(config: dict[str, Any]) -> str:
-    """SHA-256 of a config without the keys a recovery may extend (``EXTENSIBLE``)."""
+def _fixed(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` without the keys a recovery may extend (``EXTENSIBLE``)."""
     fixed = copy.deepcopy(config)
     for dotted in EXTENSIBLE:
         section, _, key = dotted.partition(".")
         if isinstance(fixed.get(section), dict):
             fixed[section].pop(key, None)
-    return hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()
+    return fixed
+
+
+def _sha256(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def config_digest(config: dict[str, Any]) -> str:
+    """SHA-256 of a config without the keys a recovery may extend (``EXTENSIBLE``), its
+    project paths written portably (the same digest from any checkout)."""
+    return _sha256(_fixed(portable_paths(project_paths(config))))
+
+
+def config_digests(config: dict[str, Any]) -> set[str]:
+    """The digests a checkpoint of ``config`` may record: ``config_digest``, and that of its
+    absolute paths (what checkpoints recorded before paths were stored portably)."""
+    return {config_digest(config), _sha256(_fixed(project_paths(config)))}
+
+
+def full_digest(config: dict[str, Any]) -> str:
+    """SHA-256 of the whole config (its schedule included), project paths portable: two
+    configs train the very same run exactly when their full digests are equal."""
+    return _sha256(portable_paths(project_paths(config)))
 
 
 def describe(config: dict[str, Any], vocabulary_sha1: str) -> dict[str, Any]:
     """What every checkpoint of a run records about what trained it."""
-    return {"config": config, "config_sha256": config_digest(config),
+    return {"config": portable_paths(config), "config_sha256": config_digest(config),
             "vocabulary_sha1": vocabulary_sha1}
 
 
@@ -177,7 +234,10 @@ def verify_checkpoint(checkpoint: dict[str, Any], path: Path, kind: str,
         raise RunDirError(f"{path}: a {found} checkpoint, not a resumable one (it has no "
                           f"optimizer state)")
     for key, what in (("config_sha256", "config"), ("vocabulary_sha1", "vocabulary")):
-        if key in checkpoint and key in expected and checkpoint[key] != expected[key]:
+        allowed = ({expected[key]} | config_digests(expected["config"])
+                   if key == "config_sha256" and "config" in expected
+                   else {expected.get(key)})
+        if key in checkpoint and key in expected and checkpoint[key] not in allowed:
             raise RunDirError(f"{path}: trained with another {what} than the run directory's "
                               f"(its {what} changed since, or the file comes from another run)")
     want = shapes(model)
@@ -210,20 +270,26 @@ def config_differences(old: Any, new: Any, path: str = "") -> list[str]:
     return [] if old == new else [path or "<top>"]
 
 
+def read_config(run_dir: str | Path) -> dict[str, Any]:
+    """A run's ``config.json`` with its project paths made absolute for this checkout."""
+    return project_paths(read_json(Path(run_dir) / "config.json"))
+
+
 def start_or_recover(run_dir: Path, config: dict[str, Any], recover: bool, source: str) -> None:
-    """Write ``config.json``, or on recovery check the config matches the saved one.
+    """Write ``config.json`` (its project paths portable), or on recovery check the config
+    matches the saved one.
 
     A recovered run may extend its schedule (``EXTENSIBLE`` keys); the saved config is
     updated then. Any other difference is an error.
     """
     target = run_dir / "config.json"
     if recover:
-        saved = read_json(target)
-        differences = config_differences(saved, config)
+        saved = read_config(run_dir)
+        differences = config_differences(saved, project_paths(config))
         fixed = [d for d in differences if d not in EXTENSIBLE]
         if fixed:
             raise RunDirError(f"{target} differs from {source} at {', '.join(fixed[:5])}; "
                               "cannot recover with another config")
         if not differences:
             return
-    write_json(target, config)
+    write_json(target, portable_paths(config))

@@ -103,35 +103,56 @@ def set_up(model: torch.nn.Module, settings: dict[str, Any],
 
 
 def open_run(run_dir: Path, force: bool, recover: bool, config: dict[str, Any], source: str,
-             what: dict[str, Any], write_first: Callable[[], None], world: World = SINGLE
-             ) -> bool:
-    """Wipe or create the run directory (``--force``/``--recover``), call ``write_first`` (the
-    vocabulary), then write ``config.json`` (from now on the run exists) and ``run.json``, and
-    log into ``out.log``. Returns whether the run resumes. Rank 0 does it, while the other
-    ranks wait."""
+             what: dict[str, Any], write_first: Callable[[], None], world: World = SINGLE,
+             keep: tuple[str, ...] = ()) -> bool:
+    """Clear or create the run directory (``--force``/``--recover``; ``keep``: entries staged
+    in it for this start), call ``write_first`` (the vocabulary), then write ``config.json``
+    (from now on the run exists) and ``run.json``, and log into ``out.log``. Returns whether
+    the run resumes. Rank 0 does it, while the other ranks wait; the caller holds the run
+    directory's lock (``run_lock``)."""
     if not world.main:
         world.barrier()
         setup_logging(run_dir, world)
         return bool(world.broadcast(None))
-    recover = _open_run(run_dir, force, recover, config, source, what, write_first, world.size)
+    recover = _open_run(run_dir, force, recover, config, source, what, write_first, world.size,
+                        keep)
     world.barrier()
     setup_logging(run_dir, world)
     return bool(world.broadcast(recover))
 
 
 def _open_run(run_dir: Path, force: bool, recover: bool, config: dict[str, Any], source: str,
-              what: dict[str, Any], write_first: Callable[[], None], processes: int) -> bool:
+              what: dict[str, Any], write_first: Callable[[], None], processes: int,
+              keep: tuple[str, ...]) -> bool:
+    record = None
     if recover and (run_dir / "config.json").is_file():
-        read_record(run_dir)  # a damaged run.json or checkpoint stops the resumption before
-        for name in ("last.pt", "best.pt"):  # anything changes
+        record = read_record(run_dir)  # a damaged run.json or checkpoint stops the
+        for name in ("last.pt", "best.pt"):  # resumption before anything changes
             if (run_dir / name).is_file():
                 load_checkpoint(run_dir / name, mmap=True)
-    recover = prepare_run_dir(run_dir, force=force, recover=recover)
+    recover = prepare_run_dir(run_dir, force=force, recover=recover, keep=keep)
     write_first()
     fault_point("run:vocabulary_saved")
     start_or_recover(run_dir, config, recover, source)
+    if recover and record:
+        warn_if_world_changed(run_dir, record, processes)
     record_start(run_dir, what, processes)
     return recover
+
+
+def warn_if_world_changed(run_dir: Path, record: dict[str, Any], processes: int) -> None:
+    """One warning line when a run resumes with another number of processes than its last
+    session had: batch sizes are per process, so the global batch changes with them."""
+    sessions = [s for s in record.get("sessions", []) if isinstance(s, dict)]
+    before = sessions[-1].get("processes", 1) if sessions else 1
+    if not isinstance(before, int) or before == processes or before < 1:
+        return
+    change = {before / 2: "halves", before * 2: "doubles"}.get(
+        processes, f"becomes {processes}/{before} of what it was")
+    logger.warning("%s: trained by %d process%s, resumed by %d: data_loader batch sizes are "
+                   "per process, so the global batch %s (resume with torchrun "
+                   "--nproc-per-node=%d to keep it)", run_dir, before,
+                   "" if before == 1 else "es", processes, change, before)
 
 
 def fit(setup: Setup, train_loader: Loader, validation_loader: Loader | None,

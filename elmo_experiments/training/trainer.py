@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import signal
 import threading
 import time
@@ -325,7 +326,7 @@ class Trainer:
             elif problem is None:
                 self.optimizer.step()
             elif self.settings["on_nonfinite"] == "stop":
-                self._stop_nonfinite(epoch, batches, problem)
+                self._stop_nonfinite(epoch, batches, problem, skippable=True)
             else:
                 skipped += step_batches
                 logger.warning("epoch %d batch %d: %s; batch skipped", epoch + 1, batches,
@@ -392,12 +393,19 @@ class Trainer:
             return None  # lowers the scale (that is its job, not a failure; counted as skipped)
         return None if torch.isfinite(norm) else f"the gradient norm is {norm.item()}"
 
-    def _stop_nonfinite(self, epoch: int, batch: int, problem: str) -> None:
+    def _stop_nonfinite(self, epoch: int, batch: int, problem: str,
+                        skippable: bool = False) -> None:
+        """Stop on a non-finite figure; ``on_nonfinite: skip`` is advised only where it would
+        have gone on: a batch's loss or gradient under ``on_nonfinite: stop`` (not an epoch in
+        which no batch was finite, nor a non-finite validation figure)."""
         kept = (f"last.pt holds epoch {self.state.epoch}" if self.state.epoch
                 else "no epoch finished, so there is no checkpoint")
+        advice = "Lower the learning rate"
+        if skippable and self.settings["on_nonfinite"] == "stop":
+            advice += ", or set trainer.on_nonfinite=skip"
         raise TrainingStopped(
             f"{self.run_dir}: epoch {epoch + 1} batch {batch}: {problem}; training stopped "
-            f"({kept}). Lower the learning rate, or set trainer.on_nonfinite=skip")
+            f"({kept}). {advice}")
 
     def _stop_on_signal(self, epoch: int, partial: dict[str, Any]) -> None:
         self._save_last(partial)
@@ -510,10 +518,18 @@ def check_validation_metric(model: torch.nn.Module, dataset_metric: DatasetMetri
                            f"{name!r}{suggest(name, known)}"])
 
 
+def preemption_signal() -> signal.Signals:
+    """The signal a cluster sends a job it is about to stop (preemption, time limit):
+    submitit's, SIGUSR2 unless ``SUBMITIT_PREEMPT_SIGNAL`` names another."""
+    name = os.environ.get("SUBMITIT_PREEMPT_SIGNAL", "USR2")
+    return getattr(signal, f"SIG{name}", signal.SIGUSR2)
+
+
 @contextmanager
 def stop_signals(trainer: Trainer) -> Iterator[None]:
-    """While training, SIGINT and SIGTERM ask the trainer to stop after the current batch
-    (a second SIGINT interrupts at once). Outside the main thread nothing is installed."""
+    """While training, SIGINT, SIGTERM and the preemption signal ask the trainer to stop
+    after the current batch, with a resumable ``last.pt`` (a second SIGINT interrupts at
+    once). Outside the main thread nothing is installed."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -524,7 +540,8 @@ def stop_signals(trainer: Trainer) -> Iterator[None]:
         trainer.stop_signal = signum
         logger.warning("%s received: stopping after this batch", signal.Signals(signum).name)
 
-    previous = {sig: signal.signal(sig, ask) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, ask)
+                for sig in (signal.SIGINT, signal.SIGTERM, preemption_signal())}
     try:
         yield
     finally:

@@ -111,11 +111,10 @@ def test_a_failing_cell_is_retried_once_and_reported(tmp_path: Path) -> None:
     assert [(c["variant"], c["status"]) for c in summary["cells"]] == [("broken", "not run"),
                                                                       ("ok", "skipped")]
     assert summary["command"].endswith(" --seed 1") and "--summary-only" not in summary["command"]
-    shutil.copytree(root / "ok-frac1-seed1", root / "broken-frac1-seed1", dirs_exist_ok=True)
-    (root / "broken-frac1-seed1" / "metrics.json").unlink()  # as a cell still training is
+    (root / "ok-frac1-seed1" / "metrics.json").unlink()  # as a cell still training is
     _sweep(spec, root, None, "--summary-only")
     summary = json.loads((root / "summary.json").read_text())
-    assert summary["cells"][0]["status"] == "unfinished"
+    assert summary["cells"][1]["status"] == "unfinished"
 
 
 def test_cells_commands_and_stats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -264,11 +263,14 @@ def test_filling_a_cache_needs_a_frozen_cached_encoder(tmp_path: Path, tiny_bilm
 def test_a_cell_runs_with_the_threads_it_is_given(tmp_path: Path) -> None:
     import torch
 
-    from elmo_experiments.sweeps.execute import run_cell
+    from elmo_experiments.config.paths import portable_paths
+    from elmo_experiments.sweeps.execute import cell_config, run_cell
 
     cell = load_sweep(_spec(tmp_path, {"a": {}}, [1])).cells[0]
     (tmp_path / "done").mkdir()
-    (tmp_path / "done" / "metrics.json").write_text("{}")
+    (tmp_path / "done" / "metrics.json").write_text("{}")  # finished with the spec's config
+    (tmp_path / "done" / "model.tar.gz").write_bytes(b"")
+    (tmp_path / "done" / "config.json").write_text(json.dumps(portable_paths(cell_config(cell))))
     before = torch.get_num_threads()
     try:
         assert run_cell(cell, tmp_path / "done", threads=1)["status"] == "skipped"
@@ -386,3 +388,123 @@ def test_a_summary_names_the_data_folder_by_its_variable(monkeypatch: pytest.Mon
         "DataError: $ELMO_DATA_DIR/ner/eng.testa: instance 3"
     monkeypatch.delenv("ELMO_DATA_DIR")
     assert portable("/data/here/x") == "/data/here/x"
+
+
+def test_a_failed_cell_is_tried_afresh_once_its_data_is_there(tmp_path: Path) -> None:
+    from elmo_experiments.sweeps.execute import finished, run_cell
+
+    train_file = tmp_path / "train.txt"
+    cell = load_sweep(_spec(tmp_path, {"a": {"overrides": [f"train_data_path={train_file}"]}},
+                            [1])).cells[0]
+    run_dir = tmp_path / "sweep" / cell.name
+    failed = run_cell(cell, run_dir)
+    assert failed["status"] == "failed" and f"{train_file}: no such" in failed["error"]
+    assert json.loads((run_dir / "FAILED.json").read_text())["error"] == failed["error"]
+    shutil.copy(REPO / "tasks" / "ner" / "sample" / "train.txt", train_file)
+    again = run_cell(cell, run_dir)
+    assert again == {"cell": cell.name, "status": "trained", "attempts": 1}
+    assert not (run_dir / "FAILED.json").exists() and finished(cell, run_dir)
+
+
+def test_a_cell_whose_spec_changed_is_not_finished(tmp_path: Path) -> None:
+    """A cell is finished when its config.json is the one the spec gives it now and its
+    archive is written; a changed one is reported, not summarised, and needs --force."""
+    from elmo_experiments.sweeps.execute import cell_state, run_cell
+    from elmo_experiments.sweeps.summary import summarize
+
+    two = load_sweep(_spec(tmp_path, {"a": {}}, [1])).cells[0]
+    root = tmp_path / "sweep"
+    run_dir = root / two.name
+    assert run_cell(two, run_dir)["status"] == "trained"
+    assert run_cell(two, run_dir)["status"] == "skipped"
+    spec = _spec(tmp_path, {"a": {"overrides": ["trainer.num_epochs=3"]}}, [1])
+    three = load_sweep(spec).cells[0]
+    assert cell_state(three, run_dir) == "changed"
+    status = run_cell(three, run_dir)
+    assert status == {"cell": two.name, "status": "changed", "error": (
+        f"{run_dir}: its config.json differs from the spec's at trainer.num_epochs; rerun the "
+        f"sweep with --force to train the cell afresh, or give it a new sweep folder")}
+    assert json.loads((run_dir / "metrics.json").read_text())["epochs_completed"] == 2
+    assert summarize(load_sweep(spec), root, [status], "elmo-exp sweep")["groups"] == []
+    swept = _sweep(spec, root)  # the command line says so, and trains nothing
+    assert swept.returncode == 1, swept.stderr
+    assert f"{two.name}: changed ({run_dir}: its config.json differs" in swept.stdout
+    assert json.loads((run_dir / "metrics.json").read_text())["epochs_completed"] == 2
+    printed = _sweep(spec, root, None, "--print-commands")
+    assert printed.stdout == "" and "# " + status["error"] in printed.stderr
+    printed = _sweep(spec, root, None, "--print-commands", "--force")
+    assert printed.stdout.startswith("elmo-exp train ") and " --force " in printed.stdout
+
+    assert run_cell(three, run_dir, force=True)["status"] == "trained"
+    assert json.loads((run_dir / "metrics.json").read_text())["epochs_completed"] == 3
+    (run_dir / "model.tar.gz").unlink()  # metrics written, the archive not yet
+    assert cell_state(three, run_dir) == "started"
+    assert run_cell(three, run_dir)["status"] == "recovered"
+    assert (run_dir / "model.tar.gz").is_file() and cell_state(three, run_dir) == "finished"
+
+
+def test_a_cell_job_checkpoints_to_the_same_call() -> None:
+    """submitit's checkpointing hook: on preemption or at the time limit the job is resubmitted
+    as the same call, which resumes its cells (an unfinished one with --recover)."""
+    import cloudpickle
+    from submitit.helpers import DelayedSubmission
+
+    from elmo_experiments.sweeps.execute import CellJob, run_cell
+    from elmo_experiments.sweeps.spec import Cell
+
+    job = CellJob(run_cell)
+    cell = Cell("a", 1, 1.0, "x.jsonnet", ("random_seed=1",))
+    again = job.checkpoint(cell, Path("runs/a"), None, False)
+    assert isinstance(again, DelayedSubmission)
+    assert again.function is job and again.args == (cell, Path("runs/a"), None, False)
+    restored = cloudpickle.loads(cloudpickle.dumps(again))  # as submitit stores it
+    assert restored.function.function is run_cell and restored.args == again.args
+
+
+@pytest.mark.slow  # a sweep's worker preempted and requeued, and a straight run to compare
+def test_a_preempted_cell_is_requeued_and_resumes_exactly(tmp_path: Path) -> None:
+    """The preemption signal (SIGUSR2) reaches a cell mid-epoch under submitit's local
+    executor: training stops after the batch with last.pt there, submitit checkpoints and
+    requeues the job, and the requeued job recovers the cell to the uninterrupted result."""
+    from elmo_experiments.sweeps.execute import run_cell
+
+    spec = _spec(tmp_path, {"a": {}}, [1], workers=1)
+    root = tmp_path / "sweep"
+    preempted = _elmo_exp("sweep", str(spec), "-s", str(root), "--threads", "1",
+                          ELMO_FAULT_AT="trainer:epoch:2:batch:1", ELMO_FAULT_SIGNAL="SIGUSR2")
+    assert preempted.returncode == 0, preempted.stderr
+    (cell,) = json.loads((root / "summary.json").read_text())["cells"]
+    assert cell["status"] == "recovered"
+    logs = "".join(p.read_text() for p in (root / "submitit").rglob("*_log.*"))
+    assert "stopped by SIGUSR2 after batch 1 of epoch 2" in logs
+    assert "Requeued job" in logs and "recovered after batch 1 of epoch 2" in logs
+    record = json.loads((root / cell["name"] / "run.json").read_text())
+    assert len(record["sessions"]) == 2
+    straight = tmp_path / "straight"
+    run_cell(load_sweep(spec).cells[0], straight)
+    for name in ("metrics_epoch_1.json", "metrics_epoch_2.json"):
+        got, want = (json.loads((d / name).read_text()) for d in (root / cell["name"], straight))
+        assert got["validation_loss"] == want["validation_loss"]
+        assert got["training_loss"] == pytest.approx(want["training_loss"], rel=1e-6)
+
+
+def test_a_cell_another_process_holds_is_busy_not_failed(tmp_path: Path) -> None:
+    """A worker of an earlier sweep (its main process killed) still trains the cell: the
+    rerun leaves it alone and names that worker."""
+    from elmo_experiments.sweeps.execute import run_cell
+
+    cell = load_sweep(_spec(tmp_path, {"a": {}}, [1])).cells[0]
+    run_dir = tmp_path / "sweep" / cell.name
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\nfrom elmo_experiments.training.run_lock import acquire\n"
+        "acquire(sys.argv[1])\nprint('held', flush=True)\ntime.sleep(600)\n"), str(run_dir)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        status = run_cell(cell, run_dir)
+        assert status["status"] == "busy"
+        assert status["error"].startswith(f"{run_dir}: in use by process {holder.pid} on ")
+        assert sorted(p.name for p in run_dir.iterdir()) == ["run.lock"]  # no FAILED.json
+    finally:
+        holder.kill()
+        holder.wait()

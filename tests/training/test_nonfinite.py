@@ -28,7 +28,7 @@ class Scalar(torch.nn.Module):
 
     def forward(self, step: torch.Tensor, **_: Any) -> dict[str, Any]:
         loss = (self.w - 1.0).pow(2).sum()
-        if int(step) == POISONED and self.poison == "loss":
+        if self.poison == "every" or (int(step) == POISONED and self.poison == "loss"):
             loss = loss * float("nan")
         elif int(step) == POISONED:  # a finite loss whose gradient is NaN: d sqrt(0) = inf * 0
             loss = loss + torch.sqrt(self.w - self.w.detach()).sum()
@@ -59,8 +59,17 @@ def trainer(poison: str, mode: str, tmp_path: Path) -> Trainer:
 @pytest.mark.parametrize("poison", ["loss", "grad"])
 def test_stop_names_the_batch(poison: str, tmp_path: Path) -> None:
     with pytest.raises(TrainingStopped, match=rf"epoch 1 batch {POISONED}: the "
-                                              rf"{'loss' if poison == 'loss' else 'gradient'}"):
+                                              rf"{'loss' if poison == 'loss' else 'gradient'}"
+                                              r".*, or set trainer\.on_nonfinite=skip$"):
         trainer(poison, "stop", tmp_path).train_epoch(0)
+
+
+def test_skip_stops_when_no_batch_is_finite_without_advising_skip(tmp_path: Path) -> None:
+    with pytest.raises(TrainingStopped) as stopped:
+        trainer("every", "skip", tmp_path).train_epoch(0)
+    message = str(stopped.value)
+    assert "epoch 1 batch 4: every batch of the epoch was non-finite" in message
+    assert message.endswith("Lower the learning rate") and "on_nonfinite" not in message
 
 
 @pytest.mark.parametrize("poison", ["loss", "grad"])

@@ -141,11 +141,33 @@ def test_recover_may_extend_the_schedule(reference_run, tmp_path):
 def test_force_wipes(tmp_path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    (run_dir / "stale.txt").write_text("old")
-    train(CONFIG, run_dir, overrides=["trainer.num_epochs=1", "trainer.progress_bar=false"],
-          force=True)
-    assert not (run_dir / "stale.txt").exists()
-    assert (run_dir / "metrics.json").is_file()
+    for name in ("config.json", "metrics_epoch_7.json", ".last.pt.ab12cd34", "run.lock"):
+        (run_dir / name).write_text("{}")  # an earlier run's, and a dead writer's lock
+    (run_dir / "tensorboard").mkdir()
+    (run_dir / "tensorboard" / "events").write_text("old")
+    train(CONFIG, run_dir, overrides=["trainer.num_epochs=1", "trainer.progress_bar=false",
+                                      "trainer.tensorboard=false"], force=True)
+    assert sorted(p.name for p in run_dir.iterdir() if not p.name.startswith(".")) == [
+        "best.pt", "config.json", "last.pt", "log.jsonl", "metrics.json",
+        "metrics_epoch_1.json", "model.tar.gz", "out.log", "run.json", "vocabulary"]
+
+
+def test_force_refuses_what_no_run_writes(tmp_path):
+    """--force deletes only what a run writes: a user's files stop it, by name, whole."""
+    run_dir = tmp_path / "run"
+    (run_dir / "sub").mkdir(parents=True)
+    (run_dir / "config.json").write_text("{}")
+    (run_dir / "notes.txt").write_text("mine")
+    (run_dir / "sub" / "data.csv").write_text("1,2")
+    with pytest.raises(RunDirError) as error:
+        train(CONFIG, run_dir, overrides=FAST, force=True)
+    assert str(error.value) == (
+        f"{run_dir}: holds 'notes.txt', which no run writes; --force deletes only a run's own "
+        f"files, so move it away or choose another run directory (2 such entries, nothing "
+        f"deleted)")
+    assert (run_dir / "notes.txt").read_text() == "mine"
+    assert (run_dir / "sub" / "data.csv").read_text() == "1,2"
+    assert (run_dir / "config.json").read_text() == "{}"
 
 
 def test_force_keeps_the_old_run_when_the_new_model_cannot_be_built(tmp_path):
@@ -211,3 +233,56 @@ def test_checkpoints_describe_themselves(reference_run):
         assert checkpoint["vocabulary_sha1"] == vocabulary
     assert best["epoch"] == metrics["best_epoch"] and best["metric"] == "+f1"
     assert best["+f1"] == metrics["best_validation_f1"]
+
+
+def _longer(epochs: int) -> list[str]:
+    return [o for o in FAST if not o.startswith("trainer.num_epochs")] + [
+        f"trainer.num_epochs={epochs}"]
+
+
+def test_a_run_resumes_and_loads_from_a_checkout_elsewhere(reference_run, tmp_path,
+                                                            monkeypatch):
+    """config.json names the embedded samples from the project's root, so the run resumes,
+    and its archive loads, where the project is checked out elsewhere."""
+    import shutil
+
+    from elmo_experiments.config import loader, paths
+    from elmo_experiments.run import load_run
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(reference_run[0], run_dir)
+    saved = (run_dir / "config.json").read_text()
+    assert str(ROOT) not in saved and '"{project}/tasks/ner/sample/train.txt"' in saved
+    checkout = tmp_path / "checkout"  # the project moved: the old checkout is not read
+    shutil.copytree(ROOT / "experiments", checkout / "experiments")
+    shutil.copytree(ROOT / "tasks" / "ner" / "sample", checkout / "tasks" / "ner" / "sample")
+    monkeypatch.setattr(loader, "PROJECT_ROOT", checkout)
+    monkeypatch.setattr(loader, "LIBRARY_DIR", checkout / "experiments" / "lib")
+    monkeypatch.setattr(paths, "PROJECT_ROOT", checkout)
+    monkeypatch.setenv("ELMO_CACHE_DIR", str(tmp_path / "cache"))  # the archive's extraction
+    metrics = train(checkout / "experiments" / "ner_baseline.jsonnet", run_dir,
+                    overrides=_longer(5), recover=True)
+    assert metrics["epochs_completed"] == 5
+    assert metrics["data"]["splits"]["train"]["path"] == str(
+        checkout / "tasks" / "ner" / "sample" / "train.txt")
+    assembled = load_run(run_dir / "model.tar.gz")
+    assert assembled.experiment["train_data_path"] == str(
+        checkout / "tasks" / "ner" / "sample" / "train.txt")
+
+
+def test_resuming_with_fewer_processes_says_the_global_batch_halves(reference_run, tmp_path,
+                                                                    caplog):
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(reference_run[0], run_dir)
+    record = json.loads((run_dir / "run.json").read_text())
+    record["sessions"][-1]["processes"] = 2  # as torchrun --nproc-per-node=2 records it
+    (run_dir / "run.json").write_text(json.dumps(record))
+    with caplog.at_level("WARNING", logger="elmo_experiments"):
+        train(CONFIG, run_dir, overrides=_longer(5), recover=True)
+    lines = [r.getMessage() for r in caplog.records if "global batch" in r.getMessage()]
+    assert lines == [f"{run_dir}: trained by 2 processes, resumed by 1: data_loader batch "
+                     f"sizes are per process, so the global batch halves (resume with "
+                     f"torchrun --nproc-per-node=2 to keep it)"]
+    assert json.loads((run_dir / "run.json").read_text())["sessions"][-1]["processes"] == 1

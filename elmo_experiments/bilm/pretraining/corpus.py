@@ -38,6 +38,7 @@ from elmo_experiments.data.files import (
     write_lines,
 )
 from elmo_experiments.errors import DataError
+from elmo_experiments.faults import fault_point
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -271,6 +272,7 @@ def load_or_prepare(train: list[dict[str, str]], evaluation: dict[str, dict[str,
         logger.warning("%s: %s damaged (its size changed since it was prepared): preparing the "
                        "corpus again", directory, ", ".join(damaged))
     corpus = prepare_corpus(train, evaluation, directory, heldout_every, max_sentence_length)
+    fault_point("corpus:prepared")
     sizes = {p.name: p.stat().st_size for p in sorted(directory.iterdir())
              if p.is_file() and p.name not in (MANIFEST, FINGERPRINT, OWNER)}
     atomic_write_text(directory / MANIFEST, json.dumps(sizes, indent=1))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
+import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,6 @@ from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.files import (
     atomic_write,
     create_staging_folder,
-    read_json,
     sha1_of,
     warn_if_sample,
 )
@@ -50,9 +52,11 @@ from elmo_experiments.training.run_dir import (
     check_run_dir,
     describe,
     load_checkpoint,
+    read_config,
     verify_checkpoint,
 )
 from elmo_experiments.training.run_identity import identity
+from elmo_experiments.training.run_lock import run_dir_lock
 from elmo_experiments.training.session import (
     finish,
     fit,
@@ -188,10 +192,11 @@ def _corpus(settings: dict[str, Any], folder: Path) -> PreparedCorpus:
 
 def _corpus_first(settings: dict[str, Any], run_dir: Path, recover: bool, world: World
                   ) -> tuple[PreparedCorpus, bool]:
-    """The prepared corpus, before the run directory changes, and whether it is staged: from
-    ``prepared_dir``; a resumed run's own ``corpus/``; or else prepared in a folder beside the
-    run directory (staged: the caller moves it in once the directory is ready). Rank 0
-    prepares it; the other ranks then read rank 0's folder."""
+    """The prepared corpus, before anything else in the run directory changes, and whether
+    it is staged: from ``prepared_dir``; a resumed run's own ``corpus/``; or else prepared in
+    a temporary folder inside the (locked) run directory, ``.corpus.XXXXXXXX`` (staged: moved
+    into place once the directory is ready; one a killed start left is cleared with the
+    rest). Rank 0 prepares it; the other ranks then read rank 0's folder."""
     if not world.main:
         folder, staged = world.broadcast(None)
         return PreparedCorpus.load(Path(folder)), staged
@@ -202,16 +207,29 @@ def _corpus_first(settings: dict[str, Any], run_dir: Path, recover: bool, world:
 
 def _prepare_first(settings: dict[str, Any], run_dir: Path, recover: bool
                    ) -> tuple[PreparedCorpus, bool]:
+    _remove_old_staging(run_dir)
     if settings["prepared_dir"]:
         return _corpus(settings, Path(settings["prepared_dir"])), False
     if recover:
         return _corpus(settings, run_dir / "corpus"), False
-    staged = create_staging_folder(run_dir.with_name(f"{run_dir.name}.corpus"))
+    staged = create_staging_folder(run_dir / "corpus")  # RUN/.corpus.XXXXXXXX: a start's
+    # temporary, cleared by the next start like any other
     try:
         return _corpus(settings, staged), True
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
+
+
+def _remove_old_staging(run_dir: Path) -> None:
+    """Delete the corpora that starts killed while preparing left beside the run directory
+    (``.RUN.corpus.XXXXXXXX``: where earlier versions staged them, outside the lock)."""
+    pattern = re.compile(rf"\.{re.escape(run_dir.name)}\.corpus\.[A-Za-z0-9_]{{8}}")
+    for folder in run_dir.parent.glob(f".{glob.escape(run_dir.name)}.corpus.*"):
+        if folder.is_dir() and pattern.fullmatch(folder.name):
+            logger.warning("%s: a corpus an interrupted start left half-prepared; removed",
+                           folder)
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def pretrain(config_path: str | Path, serialization_dir: str | Path,
@@ -246,6 +264,14 @@ def _pretrain(config_path: str | Path, serialization_dir: str | Path,
     check_run_dir(run_dir, force=force, recover=recover)
     world.barrier()  # every rank has looked at the run directory before rank 0 changes it
     setup_logging(None, world)
+    with run_dir_lock(run_dir, world):  # one writer at a time, from here to the end
+        return _pretrain(values, config, str(config_path), what, init_files, run_dir, force,
+                         recover, world)
+
+
+def _pretrain(values: dict[str, Any], config: dict[str, Any], config_source: str,
+              what: dict[str, Any], init_files: tuple[Path, Path] | None, run_dir: Path,
+              force: bool, recover: bool, world: World) -> dict[str, Any]:
     resuming = world.broadcast(recover and (run_dir / "config.json").is_file())  # rank 0's
     # look, before it changes anything
     used_sample = warn_if_sample({f"train {i}": source["path"] for i, source
@@ -281,12 +307,12 @@ def _pretrain(config_path: str | Path, serialization_dir: str | Path,
 
     def write_first() -> None:  # the corpus and the vocabulary, before config.json
         if staged:
-            shutil.move(corpus.directory, run_dir / "corpus")
+            os.replace(corpus.directory, run_dir / "corpus")
         if not saved:
             vocab.save(vocab_file)
 
-    recover = open_run(run_dir, force, recover, config, str(config_path), what, write_first,
-                       world)
+    recover = open_run(run_dir, force, recover, config, config_source, what, write_first, world,
+                       keep=(corpus.directory.name,) if staged else ())
     if staged:  # rank 0 has moved it in
         corpus = PreparedCorpus.load(run_dir / "corpus")
     loader = global_settings(loader, world)  # batch sizes are per rank
@@ -320,7 +346,7 @@ def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt"
     config_file = run_dir / "config.json"
     if not config_file.is_file():
         raise RunDirError(f"{run_dir}: not a run directory (no config.json)")
-    config = read_json(config_file)
+    config = read_config(run_dir)
     values = validate_pretrain(config, str(config_file))
     vocab = SoftmaxVocabulary.load(run_dir / VOCAB_FILE)
     model = values["model"].build(vocab_size=len(vocab), seed=0)

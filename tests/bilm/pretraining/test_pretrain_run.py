@@ -445,3 +445,43 @@ def test_fine_tuning_config_takes_the_shipped_biLM_architecture(tmp_path: Path,
         pretrain(config, tmp_path / "other", init_dir="gutenberg",
                  overrides=["model.cell_dim=512"])
     assert not (tmp_path / "other").exists()
+
+
+def test_force_refuses_what_no_run_writes(runs, tmp_path: Path) -> None:
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(runs["straight"], old)
+    (old / "notes.txt").write_text("mine")
+    before = sorted(p.name for p in old.iterdir())
+    with pytest.raises(RunDirError) as error:
+        run(old, 1, force=True)
+    assert str(error.value).startswith(f"{old}: holds 'notes.txt', which no run writes; "
+                                       f"--force deletes only a run's own files")
+    assert sorted(p.name for p in old.iterdir()) == before
+
+
+@pytest.mark.slow  # two pretraining starts in subprocesses
+def test_a_start_killed_while_preparing_the_corpus_leaves_nothing_behind(tmp_path: Path
+                                                                       ) -> None:
+    """The corpus is staged inside the (locked) run directory; the next start clears what a
+    killed one left there, and the folders earlier versions staged beside it."""
+    run_dir = tmp_path / "bilm"
+    legacy = tmp_path / ".bilm.corpus.ab12cd34"  # where earlier versions staged it
+    legacy.mkdir()
+    (legacy / "train.npy").write_bytes(b"half")
+    args = ["-m", "elmo_experiments", "pretrain", TINY, "-s", str(run_dir),
+            *[arg for o in [*SHORT, "trainer.num_epochs=1"] for arg in ("-o", o)]]
+    environment = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
+    killed = subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                            env={**environment, "ELMO_FAULT_AT": "corpus:prepared"},
+                            timeout=600)
+    assert killed.returncode == -9, killed.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["bilm"]  # nothing staged beside it
+    assert any(re.fullmatch(r"\.corpus\.\w{8}", p.name) for p in run_dir.iterdir())
+    again = subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                           env=environment, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["bilm"]
+    assert not [p.name for p in run_dir.iterdir() if p.name.startswith(".")]
+    assert (run_dir / "corpus" / "train.npy").is_file()
