@@ -189,7 +189,7 @@ class CoreferenceResolver(torch.nn.Module):
               antecedents: torch.Tensor, valid: torch.Tensor, predicted: torch.Tensor,
               metadata: list[dict[str, Any]]) -> torch.Tensor:
         """The negative marginal log-likelihood of the gold antecedents, summed over a
-        document's kept spans, averaged over the documents (plus the embedders' penalty)."""
+        document's kept spans, averaged over the documents."""
         batch, k, a = antecedents.shape
         cluster_of = torch.full((batch, k), -1, dtype=torch.long, device=scores.device)
         for row, meta in enumerate(metadata):
@@ -209,9 +209,11 @@ class CoreferenceResolver(torch.nn.Module):
         losses = ((log_norm - log_gold) * kept_mask).sum(1)  # (batch,)
         right = gold.gather(2, (predicted + 1)[..., None]).squeeze(-1) & kept_mask
         self.antecedent_accuracy.add(right.sum().item(), kept_mask.sum().item())
-        penalty = self.embedder.regularization_penalty()
-        loss = losses.mean()
-        return loss if penalty is None else loss + penalty
+        return losses.mean()
+
+    def regularization_penalty(self) -> torch.Tensor | None:
+        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
+        return self.embedder.regularization_penalty()
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]:
         """Per document part: its id, part, and predicted clusters (lists of [start, end]
