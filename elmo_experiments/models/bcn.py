@@ -6,6 +6,7 @@ enter at the input (the embedder's first mix) and at the integrator's output (it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -37,9 +38,9 @@ class Bcn(torch.nn.Module):
     BiLSTM integrator [-> ; ELMo] -> max/min/mean/self-attentive pools -> feed-forward -> classes.
     """
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec],
-                 pre_encode_dim: int, encoder: Spec, integrator: Spec,
-                 output_dims: list[int], embedding_dropout: float = 0.5,
+    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], *,
+                 pre_encode_dim: int = 300, encoder: Spec, integrator: Spec,
+                 output_dims: Sequence[int] = (1200, 600), embedding_dropout: float = 0.5,
                  pre_encode_dropout: float = 0.25, integrator_dropout: float = 0.1,
                  output_dropout: list[float] | float = 0.2) -> None:
         super().__init__()

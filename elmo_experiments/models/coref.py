@@ -16,6 +16,7 @@ coreference model).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -51,8 +52,8 @@ class CoreferenceResolver(torch.nn.Module):
     """Mentions and their antecedents over candidate spans; see the module docstring."""
 
     def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], context_encoder: Spec,
-                 feedforward_dims: list[int], feature_size: int = 20, max_span_width: int = 10,
-                 spans_per_word: float = 0.4, max_antecedents: int = 250,
+                 feedforward_dims: Sequence[int] = (150, 150), feature_size: int = 20,
+                 max_span_width: int = 10, spans_per_word: float = 0.4, max_antecedents: int = 250,
                  lexical_dropout: float = 0.5, dropout: float = 0.2) -> None:
         super().__init__()
         self.embedder = EmbedderStack(
@@ -69,13 +70,14 @@ class CoreferenceResolver(torch.nn.Module):
         self.width_embedding = torch.nn.Embedding(max_span_width, feature_size)
         span_dim = 2 * encoded + embedded + feature_size
         self.mention_scorer = torch.nn.Sequential(
-            FeedForward(span_dim, feedforward_dims, "relu", dropout),
+            FeedForward(span_dim, list(feedforward_dims), "relu", dropout),
             torch.nn.Linear(feedforward_dims[-1], 1))
         self.distance_embedding = torch.nn.Embedding(DISTANCE_BUCKETS, feature_size)
         self.speaker_embedding = torch.nn.Embedding(3, feature_size)  # same, other, unknown
         self.genre_embedding = torch.nn.Embedding(len(GENRES) + 1, feature_size)
         self.antecedent_scorer = torch.nn.Sequential(
-            FeedForward(3 * span_dim + 3 * feature_size, feedforward_dims, "relu", dropout),
+            FeedForward(3 * span_dim + 3 * feature_size, list(feedforward_dims), "relu",
+                        dropout),
             torch.nn.Linear(feedforward_dims[-1], 1))
         self.max_span_width = max_span_width
         self.spans_per_word = spans_per_word

@@ -27,8 +27,8 @@ class Esim(torch.nn.Module):
     The 50% variational dropout on the LSTM inputs is the encoders' ``input_dropout``.
     """
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], encoder: Spec,
-                 projection_dim: int, inference_encoder: Spec, output_dim: int,
+    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], *, encoder: Spec,
+                 projection_dim: int = 300, inference_encoder: Spec, output_dim: int = 300,
                  dropout: float = 0.5, attention_dropout: float = 0.0,
                  weight_l2: float = 0.0) -> None:
         super().__init__()
