@@ -20,6 +20,7 @@ import torch
 from elmo_experiments.bilm.activation_cache import ACTIVATION_CACHE_ENV, ActivationCache
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
+from elmo_experiments.contracts import activation_caches
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.devices import trainer_device
 from elmo_experiments.errors import ConfigError
@@ -40,8 +41,7 @@ logger = logging.getLogger("elmo_experiments")
 
 def model_caches(model: torch.nn.Module) -> list[ActivationCache]:
     """The activation caches of a model's frozen encoders (elmo, transformer embedders)."""
-    caches = (getattr(module, "cache", None) for module in model.modules())
-    return [cache for cache in caches if isinstance(cache, ActivationCache)]
+    return activation_caches(model)
 
 
 def _lookups(caches: list[ActivationCache]) -> tuple[int, int]:

@@ -15,6 +15,7 @@ import torch
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import Spec
+from elmo_experiments.contracts import ListsFiles, reader_context
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.data.fields import target_fields
 from elmo_experiments.data.files import (
@@ -154,8 +155,7 @@ def training_vocabulary(experiment: Experiment, reader: Any, evaluation_reader: 
 
 
 def _build(spec: Spec, reader: Any, vocab: Vocabulary) -> Any:
-    context = {"vocab": vocab, "label_encoding": getattr(reader, "label_encoding", None),
-               "data_encoding": getattr(reader, "tag_scheme", None)}  # the file's own scheme
+    context = {"vocab": vocab, **reader_context(reader)}
     return spec.build(**{key: context[key] for key in spec.entry.context})
 
 
@@ -210,7 +210,7 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
     # a reader that may read several files for one path (a folder, a split of one) lists them
     # with its optional ``files(path)`` (docs/framework.md)
     readers = {"train": reader, "validation": evaluation_reader, "test": evaluation_reader}
-    files_of = {split: r.files for split, r in readers.items() if hasattr(r, "files")}
+    files_of = {split: r.files for split, r in readers.items() if isinstance(r, ListsFiles)}
     data_record = {**provenance(paths, files_of), "embedded_sample": used_sample}  # as read
     datasets = read_datasets(experiment, reader, evaluation_reader)
     data_record["train_instances"] = len(datasets["train"])

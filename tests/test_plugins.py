@@ -39,6 +39,10 @@ class ToyTagger(torch.nn.Module):
             self.accuracy.update(logits[mask], tags[mask])
         return output
 
+    def human_readable(self, output, batch):
+        return [{"tokens": meta["tokens"], "tags": row[: len(meta["tokens"])].argmax(-1).tolist()}
+                for meta, row in zip(batch.metadata, output["logits"])]
+
 
 register("model", "toy_tagger", params=[Param("embedding_dim", int, 8)],
          context=("vocab",))(ToyTagger)
@@ -89,6 +93,30 @@ def test_include_package_trains_a_model_from_outside(user_package: Path, tmp_pat
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["epochs_completed"] == 2  # a real two-epoch run of the user's model
     assert 0.0 <= metrics["best_validation_accuracy"] <= 100.0
+
+
+CHECKS = '''
+import sys
+from pathlib import Path
+
+import toy_plugin.models  # registers toy_tagger
+from elmo_experiments.testing import check_model
+
+check_model(Path(sys.argv[1]), Path(sys.argv[2]))
+print("checked")
+'''
+
+
+def test_a_plugin_model_passes_the_shipped_model_checks(user_package: Path,
+                                                        tmp_path: Path) -> None:
+    """A plugin author tests a model as the core tests do: ``elmo_experiments.testing``."""
+    script = user_package / "check_toy.py"
+    script.write_text(CHECKS)
+    done = subprocess.run([sys.executable, str(script), str(_config(tmp_path)),
+                           str(tmp_path / "checks")], cwd=user_package, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "checked"
 
 
 def test_an_installed_plugin_registers_through_its_entry_point(user_package: Path,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -16,10 +17,16 @@ from elmo_experiments.bilm.activation_cache import (
 )
 from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
 from elmo_experiments.bilm.pretrained import resolve_bilm, source_problem, weights_problem
-from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix, mixes_penalty, mixes_report
+from elmo_experiments.bilm.scalar_mix import (
+    MIX_PARAMS,
+    ONE_MIX,
+    ScalarMix,
+    mixes_penalty,
+    mixes_report,
+)
 from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
-from elmo_experiments.config.registry import PROBABILITY, Param, register
+from elmo_experiments.config.registry import NO_SETTINGS, PROBABILITY, Param, register
 from elmo_experiments.data.files import file_problem
 from elmo_experiments.errors import ConfigError, ConfigValueError
 from elmo_experiments.modules.embedders.stack import Embedded
@@ -34,9 +41,10 @@ class ElmoTokenEmbedder(torch.nn.Module):
     every mix is an extra representation.
     """
 
-    def __init__(self, weights: str | None, mixes: list[dict[str, Any]], dropout: float = 0.5,
+    def __init__(self, weights: str | None = None,
+                 mixes: Sequence[Mapping[str, Any]] = ONE_MIX, dropout: float = 0.5,
                  requires_grad: bool = False, state: str = "stateless",
-                 warmup_file: str | None = None, cache: dict[str, Any] | None = None,
+                 warmup_file: str | None = None, cache: Mapping[str, Any] | None = NO_SETTINGS,
                  char_cache: bool = True, at_input: bool = True, precision: str = "fp32",
                  options_file: str | None = None, weight_file: str | None = None) -> None:
         super().__init__()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import Param
+from elmo_experiments.config.registry import NO_SETTINGS, Param
 from elmo_experiments.errors import ConfigValueError
 
 MIX_MODES = ("learned", "last", "layer", "average", "fixed")
@@ -21,6 +21,9 @@ MIX_PARAMS = (
     Param("trainable_gamma", bool, None,
           doc="default: learned for learned/last/layer, frozen at 1 for average/fixed"),
 )
+
+# the embedders' default placements: one mix with its defaults (declared as [{}])
+ONE_MIX: tuple[Mapping[str, Any], ...] = (NO_SETTINGS,)
 
 
 def masked_layer_norm(tensor: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

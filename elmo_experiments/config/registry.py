@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 
@@ -20,6 +21,8 @@ class _Required:
 
 
 REQUIRED: Any = _Required()
+# a builder's default for a settings object whose declared default is {} (read-only: shared)
+NO_SETTINGS: Mapping[str, Any] = MappingProxyType({})
 
 
 PROBABILITY = (0.0, 1.0)

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from elmo_experiments.contracts import read_report
 from elmo_experiments.errors import DataError
 
 SPLIT_NAMES = {"train": "training", "validation": "validation", "test": "test"}
@@ -45,7 +46,7 @@ def check_not_empty(split: str, path: str, instances: list[Any], reader: Any) ->
     read and why each kind was dropped (its ``read_report``), naming the file."""
     if instances:
         return
-    report = getattr(reader, "read_report", None)
+    report = read_report(reader)
     why = (report.describe() if isinstance(report, ReadReport)
            else f"its reader ({type(reader).__name__}) gave none")
     raise DataError(f"{path}: no {SPLIT_NAMES.get(split, split)} instances: {why}")

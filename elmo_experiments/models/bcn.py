@@ -6,6 +6,7 @@ enter at the input (the embedder's first mix) and at the integrator's output (it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -37,9 +38,9 @@ class Bcn(torch.nn.Module):
     BiLSTM integrator [-> ; ELMo] -> max/min/mean/self-attentive pools -> feed-forward -> classes.
     """
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec],
-                 pre_encode_dim: int, encoder: Spec, integrator: Spec,
-                 output_dims: list[int], embedding_dropout: float = 0.5,
+    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], *,
+                 pre_encode_dim: int = 300, encoder: Spec, integrator: Spec,
+                 output_dims: Sequence[int] = (1200, 600), embedding_dropout: float = 0.5,
                  pre_encode_dropout: float = 0.25, integrator_dropout: float = 0.1,
                  output_dropout: list[float] | float = 0.2) -> None:
         super().__init__()
@@ -70,7 +71,11 @@ class Bcn(torch.nn.Module):
                             masked_mean(integrated, mask),
                             self.self_attentive_pool(integrated, mask)], dim=-1)  # (batch, 4d)
         logits = self.classifier(self.output_layer(self.integrator_dropout(pooled)))
-        return self.head.output(logits, label, self.embedder.regularization_penalty())
+        return self.head.output(logits, label)
+
+    def regularization_penalty(self) -> torch.Tensor | None:
+        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
+        return self.embedder.regularization_penalty()
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict]:
         return self.head.human_readable(output, batch, ("tokens",))

@@ -135,13 +135,14 @@ class Bidaf(torch.nn.Module):
             end_log = masked_log_softmax(end_logits.float(), passage_mask)
             loss = -(start_log.gather(1, answer[:, :1]) + end_log.gather(1, answer[:, 1:]))
             output["loss"] = loss.mean()
-            penalty = self.embedder.regularization_penalty()
-            if penalty is not None:
-                output["loss"] = output["loss"] + penalty
             self.start_accuracy.add((spans[:, 0] == answer[:, 0]).sum().item(), len(answer))
             self.end_accuracy.add((spans[:, 1] == answer[:, 1]).sum().item(), len(answer))
             self.span_accuracy.add((spans == answer).all(-1).sum().item(), len(answer))
         return output
+
+    def regularization_penalty(self) -> torch.Tensor | None:
+        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
+        return self.embedder.regularization_penalty()
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]:
         """Per question: its id, the predicted token span and the passage text it covers."""

@@ -16,6 +16,7 @@ coreference model).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -51,8 +52,8 @@ class CoreferenceResolver(torch.nn.Module):
     """Mentions and their antecedents over candidate spans; see the module docstring."""
 
     def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], context_encoder: Spec,
-                 feedforward_dims: list[int], feature_size: int = 20, max_span_width: int = 10,
-                 spans_per_word: float = 0.4, max_antecedents: int = 250,
+                 feedforward_dims: Sequence[int] = (150, 150), feature_size: int = 20,
+                 max_span_width: int = 10, spans_per_word: float = 0.4, max_antecedents: int = 250,
                  lexical_dropout: float = 0.5, dropout: float = 0.2) -> None:
         super().__init__()
         self.embedder = EmbedderStack(
@@ -69,13 +70,14 @@ class CoreferenceResolver(torch.nn.Module):
         self.width_embedding = torch.nn.Embedding(max_span_width, feature_size)
         span_dim = 2 * encoded + embedded + feature_size
         self.mention_scorer = torch.nn.Sequential(
-            FeedForward(span_dim, feedforward_dims, "relu", dropout),
+            FeedForward(span_dim, list(feedforward_dims), "relu", dropout),
             torch.nn.Linear(feedforward_dims[-1], 1))
         self.distance_embedding = torch.nn.Embedding(DISTANCE_BUCKETS, feature_size)
         self.speaker_embedding = torch.nn.Embedding(3, feature_size)  # same, other, unknown
         self.genre_embedding = torch.nn.Embedding(len(GENRES) + 1, feature_size)
         self.antecedent_scorer = torch.nn.Sequential(
-            FeedForward(3 * span_dim + 3 * feature_size, feedforward_dims, "relu", dropout),
+            FeedForward(3 * span_dim + 3 * feature_size, list(feedforward_dims), "relu",
+                        dropout),
             torch.nn.Linear(feedforward_dims[-1], 1))
         self.max_span_width = max_span_width
         self.spans_per_word = spans_per_word
@@ -189,7 +191,7 @@ class CoreferenceResolver(torch.nn.Module):
               antecedents: torch.Tensor, valid: torch.Tensor, predicted: torch.Tensor,
               metadata: list[dict[str, Any]]) -> torch.Tensor:
         """The negative marginal log-likelihood of the gold antecedents, summed over a
-        document's kept spans, averaged over the documents (plus the embedders' penalty)."""
+        document's kept spans, averaged over the documents."""
         batch, k, a = antecedents.shape
         cluster_of = torch.full((batch, k), -1, dtype=torch.long, device=scores.device)
         for row, meta in enumerate(metadata):
@@ -209,9 +211,11 @@ class CoreferenceResolver(torch.nn.Module):
         losses = ((log_norm - log_gold) * kept_mask).sum(1)  # (batch,)
         right = gold.gather(2, (predicted + 1)[..., None]).squeeze(-1) & kept_mask
         self.antecedent_accuracy.add(right.sum().item(), kept_mask.sum().item())
-        penalty = self.embedder.regularization_penalty()
-        loss = losses.mean()
-        return loss if penalty is None else loss + penalty
+        return losses.mean()
+
+    def regularization_penalty(self) -> torch.Tensor | None:
+        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
+        return self.embedder.regularization_penalty()
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]:
         """Per document part: its id, part, and predicted clusters (lists of [start, end]

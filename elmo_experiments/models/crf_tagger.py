@@ -74,11 +74,13 @@ class CrfTagger(torch.nn.Module):
         best = self.crf.viterbi_tags(logits, mask)
         output: dict[str, Any] = {"logits": logits, "predicted_ids": [path for path, _ in best]}
         if tags is not None:
-            loss = -self.crf(logits, tags, mask) / mask.shape[0]  # mean over sentences
-            penalty = self.embedder.regularization_penalty()
-            output["loss"] = loss if penalty is None else loss + penalty
+            output["loss"] = -self.crf(logits, tags, mask) / mask.shape[0]  # mean over sentences
             self._update_metrics(output["predicted_ids"], tags, mask)
         return output
+
+    def regularization_penalty(self) -> torch.Tensor | None:
+        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
+        return self.embedder.regularization_penalty()
 
     def _update_metrics(self, predicted: list[list[int]], tags: torch.Tensor, mask: torch.Tensor):
         lengths = mask.sum(dim=1).tolist()

@@ -27,8 +27,8 @@ class Esim(torch.nn.Module):
     The 50% variational dropout on the LSTM inputs is the encoders' ``input_dropout``.
     """
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], encoder: Spec,
-                 projection_dim: int, inference_encoder: Spec, output_dim: int,
+    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], *, encoder: Spec,
+                 projection_dim: int = 300, inference_encoder: Spec, output_dim: int = 300,
                  dropout: float = 0.5, attention_dropout: float = 0.0,
                  weight_l2: float = 0.0) -> None:
         super().__init__()
@@ -78,9 +78,14 @@ class Esim(torch.nn.Module):
         pooled = torch.cat([self._compose(encoded_p, aligned_h, premise_mask),
                             self._compose(encoded_h, aligned_p, hypothesis_mask)], dim=-1)
         logits = self.classifier(self.output_layer(self.output_dropout(pooled)))  # (batch, 3)
+        return self.head.output(logits, label)
+
+    def regularization_penalty(self) -> torch.Tensor | None:
+        """The embedders' penalty (the ELMo mixes' λ·||w||²) plus ``weight_penalty``: the
+        trainer adds it to the loss."""
         penalties = [p for p in (self.embedder.regularization_penalty(), self.weight_penalty())
                      if p is not None]
-        return self.head.output(logits, label, sum(penalties) if penalties else None)
+        return sum(penalties) if penalties else None
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict]:
         return self.head.human_readable(output, batch, ("premise", "hypothesis"))

@@ -63,15 +63,17 @@ class SrlTagger(torch.nn.Module):
                               self._end)
         output: dict[str, Any] = {"logits": logits, "predicted_ids": [p for p, _ in best]}
         if tags is not None:
-            loss = torch.nn.functional.nll_loss(log_probs[mask], tags[mask])  # per token
-            penalty = self.embedder.regularization_penalty()
-            output["loss"] = loss if penalty is None else loss + penalty
+            output["loss"] = torch.nn.functional.nll_loss(log_probs[mask], tags[mask])  # per token
             lengths = mask.sum(dim=1).tolist()
             gold = [self.decode_tags(row[:n]) for row, n in zip(tags.tolist(), lengths,
                                                                   strict=True)]
             guess = [self.decode_tags(path) for path in output["predicted_ids"]]
             self.span_f1.update(gold, guess)
         return output
+
+    def regularization_penalty(self) -> torch.Tensor | None:
+        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
+        return self.embedder.regularization_penalty()
 
     def decode_tags(self, ids: list[int]) -> list[str]:
         return [self.vocab.token(self.label_namespace, i) for i in ids]

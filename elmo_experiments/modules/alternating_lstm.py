@@ -83,7 +83,7 @@ class HighwayLstmLayer(torch.nn.Module):
 class AlternatingLstm(torch.nn.Module):
     """``num_layers`` highway LSTM layers, the first forward, the next backward, and so on."""
 
-    def __init__(self, input_dim: int, hidden_size: int, num_layers: int,
+    def __init__(self, input_dim: int, hidden_size: int = 300, num_layers: int = 8,
                  recurrent_dropout: float = 0.1) -> None:
         super().__init__()
         self.layers = torch.nn.ModuleList(

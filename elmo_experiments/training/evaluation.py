@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 import torch
 
+from elmo_experiments.contracts import human_readable, objective
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.metrics.metric import DatasetMetric, compute_all
 from elmo_experiments.precision import autocast
@@ -50,12 +51,14 @@ def evaluate(
     for batch in loader.batches(0):
         with autocast(amp, device.type):
             output = model(**batch.to(device).arguments())
-        if "loss" in output:  # a batch's share of its global batch's loss (all of it alone)
+            # the model's loss plus its penalty, as training counts it
+            loss = objective(model, output) if "loss" in output else None
+        if loss is not None:  # a batch's share of its global batch's loss (all of it alone)
             share = batch.weight / world.size
-            total_loss += output["loss"].float().item() * share
+            total_loss += loss.item() * share
             batches += share
         if collect:
-            for index, record in zip(batch.indices, model.human_readable(output, batch),
+            for index, record in zip(batch.indices, human_readable(model, output, batch),
                                      strict=True):
                 ordered[index] = record
     total_loss, batches = world.sum([total_loss, batches])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
@@ -39,8 +39,9 @@ def _checked(factory: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     Param("fused", bool, False, doc="torch's one-kernel update: the same arithmetic in one pass "
           "over each parameter (biLM pretraining: 43 -> 12 ms a step on 2 cores), rounded "
           "differently in the last bits")])
-def adam(parameters: Parameters, lr: float, betas: list[float], eps: float,
-         weight_decay: float, amsgrad: bool, fused: bool) -> torch.optim.Optimizer:
+def adam(parameters: Parameters, lr: float = 1e-3, betas: Sequence[float] = (0.9, 0.999),
+         eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False,
+         fused: bool = False) -> torch.optim.Optimizer:
     return _checked(torch.optim.Adam, parameters, lr=lr, betas=(betas[0], betas[1]), eps=eps,
                     weight_decay=weight_decay, amsgrad=amsgrad, fused=fused or None)
 
@@ -48,8 +49,8 @@ def adam(parameters: Parameters, lr: float, betas: list[float], eps: float,
 @register("optimizer", "sgd", context=("parameters",), params=[
     Param("lr", float, check=positive), Param("momentum", float, 0.0, bounds=NON_NEGATIVE),
     Param("weight_decay", float, 0.0, bounds=NON_NEGATIVE), Param("nesterov", bool, False)])
-def sgd(parameters: Parameters, lr: float, momentum: float, weight_decay: float,
-        nesterov: bool) -> torch.optim.Optimizer:
+def sgd(parameters: Parameters, lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
+        nesterov: bool = False) -> torch.optim.Optimizer:
     return _checked(torch.optim.SGD, parameters, lr=lr, momentum=momentum,
                     weight_decay=weight_decay, nesterov=nesterov)
 
@@ -58,8 +59,8 @@ def sgd(parameters: Parameters, lr: float, momentum: float, weight_decay: float,
     Param("lr", float, 1.0, check=positive), Param("rho", float, 0.95, bounds=PROBABILITY),
     Param("eps", float, 1e-6, check=positive),
     Param("weight_decay", float, 0.0, bounds=NON_NEGATIVE)])
-def adadelta(parameters: Parameters, lr: float, rho: float, eps: float,
-             weight_decay: float) -> torch.optim.Optimizer:
+def adadelta(parameters: Parameters, lr: float = 1.0, rho: float = 0.95, eps: float = 1e-6,
+             weight_decay: float = 0.0) -> torch.optim.Optimizer:
     return _checked(torch.optim.Adadelta, parameters, lr=lr, rho=rho, eps=eps,
                     weight_decay=weight_decay)
 
@@ -68,8 +69,8 @@ def adadelta(parameters: Parameters, lr: float, rho: float, eps: float,
     Param("lr", float, 0.2, check=positive),
     Param("initial_accumulator_value", float, 0.0, bounds=NON_NEGATIVE),
     Param("weight_decay", float, 0.0, bounds=NON_NEGATIVE)])
-def adagrad(parameters: Parameters, lr: float, initial_accumulator_value: float,
-            weight_decay: float) -> torch.optim.Optimizer:
+def adagrad(parameters: Parameters, lr: float = 0.2, initial_accumulator_value: float = 0.0,
+            weight_decay: float = 0.0) -> torch.optim.Optimizer:
     return _checked(torch.optim.Adagrad, parameters, lr=lr, weight_decay=weight_decay,
                     initial_accumulator_value=initial_accumulator_value)
 
@@ -79,8 +80,8 @@ def adagrad(parameters: Parameters, lr: float, initial_accumulator_value: float,
     Param("min_lr", float, 0.0, bounds=NON_NEGATIVE),
     Param("threshold", float, 1e-4, bounds=NON_NEGATIVE)])
 def reduce_on_plateau(
-    optimizer: torch.optim.Optimizer, mode: str, factor: float, patience: int, min_lr: float,
-    threshold: float,
+    optimizer: torch.optim.Optimizer, mode: str, factor: float = 0.5, patience: int = 2,
+    min_lr: float = 0.0, threshold: float = 1e-4,
 ) -> torch.optim.lr_scheduler.ReduceLROnPlateau:
     """Steps on the validation metric once per epoch (``mode`` follows its +/- sign)."""
     return _checked(torch.optim.lr_scheduler.ReduceLROnPlateau, optimizer, mode=mode,
@@ -90,7 +91,7 @@ def reduce_on_plateau(
 @register("lr_scheduler", "step", context=("optimizer", "mode"), params=[
     Param("step_size", int, bounds=AT_LEAST_ONE), Param("gamma", float, 0.1, check=positive)])
 def step(optimizer: torch.optim.Optimizer, mode: str, step_size: int,
-         gamma: float) -> torch.optim.lr_scheduler.StepLR:
+         gamma: float = 0.1) -> torch.optim.lr_scheduler.StepLR:
     """Multiplies the learning rate by ``gamma`` every ``step_size`` epochs."""
     del mode
     return _checked(torch.optim.lr_scheduler.StepLR, optimizer, step_size=step_size, gamma=gamma)

@@ -20,6 +20,7 @@ import torch
 
 from elmo_experiments.analysis.mixes import format_mix, mix_weights
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, positive, suggest
+from elmo_experiments.contracts import caches_in_use, mix_placements, mix_reports, objective
 from elmo_experiments.devices import DEVICE_DOC
 from elmo_experiments.errors import ConfigError, TrainingStopped
 from elmo_experiments.faults import fault_point
@@ -233,7 +234,7 @@ class Trainer:
         that filled them before the interruption, in the same order, so the resumed run reads
         the very vectors an uninterrupted one would (a cache fill depends on the batch it
         happened in)."""
-        if not any(getattr(module, "caching", False) for module in self.model.modules()):
+        if not caches_in_use(self.model):
             return
         logger.info("refilling the activation caches as the first %d epochs filled them",
                     self.state.epoch)
@@ -294,7 +295,8 @@ class Trainer:
             with self._synchronised(last):
                 with autocast(self.settings.get("amp"), device.type):  # backward outside it
                     output = self.forward_model(**batch.arguments())
-                loss = output["loss"].float()  # the model's own per-batch objective
+                    # the per-batch objective: the model's loss plus its penalty (the mixes')
+                    loss = objective(self.model, output)
                 finite = bool(torch.isfinite(loss))
                 # every rank joins the gradient sum; under fp16 a non-finite loss is an
                 # overflow like any other, which the loss scale deals with
@@ -547,18 +549,6 @@ def stop_signals(trainer: Trainer) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def mix_reports(model: torch.nn.Module) -> dict[str, list[dict[str, Any]]]:
-    """Normalised layer weights and γ of every scalar mix in ``model``, by module name."""
-    return {name: module.mix_report() for name, module in model.named_modules()
-            if hasattr(module, "mix_report")}
-
-
-def mix_placements(model: torch.nn.Module) -> dict[str, bool]:
-    """Whether each scalar-mix owner's first mix is at the input (``at_input``), by name."""
-    return {name: bool(getattr(module, "at_input", True)) for name, module in
-            model.named_modules() if hasattr(module, "mix_report")}
 
 
 def build_scheduler(spec: Spec | None, optimizer: torch.optim.Optimizer, metric: str) -> Any:

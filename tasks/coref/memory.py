@@ -77,6 +77,7 @@ def measure(config_path: str, kind: str) -> dict[str, Any]:
 
     from elmo_experiments.config.loader import load_config
     from elmo_experiments.config.paths import absolute_paths
+    from elmo_experiments.contracts import objective
     from elmo_experiments.data.batching import InstanceLoader, index_instances
     from elmo_experiments.experiment import validate_experiment
     from elmo_experiments.run import build_model, build_vocabulary
@@ -108,7 +109,7 @@ def measure(config_path: str, kind: str) -> dict[str, Any]:
         model.train()
         optimizer.zero_grad(set_to_none=True)
         output = model(**batch.arguments())
-        output["loss"].backward()
+        objective(model, output).backward()  # the loss and the mixes' penalty
         if trainer["grad_norm"] is not None:
             torch.nn.utils.clip_grad_norm_(
                 [p for p in model.parameters() if p.grad is not None], trainer["grad_norm"])

@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import model_checks
 import pytest
 import torch
-from model_checks import make_batch
 
+from elmo_experiments import testing as model_checks
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
 from elmo_experiments.metrics.metric import compute_all
 from elmo_experiments.predict import evaluate_file, predict_lines
 from elmo_experiments.run import train
+from elmo_experiments.testing import make_batch
 
 CONFIGS = ["sst5_baseline", "sst5", "snli_baseline", "snli"]
 SMALL = ["trainer.num_epochs=2", "dataset_reader.min_phrase_length=6"]

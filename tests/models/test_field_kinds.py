@@ -11,13 +11,13 @@ from typing import Any
 import field_tasks
 import pytest
 import torch
-from model_checks import check_batch_equals_one_by_one, check_gradients, make_batch
 
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.errors import ConfigError
 from elmo_experiments.experiment import validate_experiment
 from elmo_experiments.predict import evaluate_file, predict_lines
 from elmo_experiments.run import build_model, build_vocabulary, train
+from elmo_experiments.testing import check_batch_equals_one_by_one, check_gradients, make_batch
 
 WORDS = {"type": "embedding", "embedding_dim": 8}
 CHARS = {"type": "character_encoding", "embedding_dim": 4, "num_filters": 6,

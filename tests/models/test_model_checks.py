@@ -1,11 +1,12 @@
-"""Every shipped task model passes the shared model checks (``tests/model_checks.py``)."""
+"""Every shipped task model passes the shared model checks (``elmo_experiments.testing``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from model_checks import check_model
+
+from elmo_experiments.testing import check_model
 
 # a layer norm in the mix pools its statistics over the batch's tokens (as AllenNLP's does),
 # so the one-by-one check runs the ELMo configs without it

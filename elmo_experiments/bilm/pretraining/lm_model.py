@@ -112,7 +112,7 @@ ARCHITECTURE_PARAMS = [
     Param("num_samples", int, 8192, bounds=NON_NEGATIVE,
           doc="sampled-softmax size in training; 0 = exact softmax"),
 ])
-def bilm_lm(vocab_size: int, seed: int, dropout: float, num_samples: int,
+def bilm_lm(vocab_size: int, seed: int, dropout: float = 0.1, num_samples: int = 8192,
             **architecture: Any) -> BilmLanguageModel:
     """A biLM language model built from options in the released ``options.json`` terms."""
     architecture["filters"] = tuple((int(w), int(n)) for w, n in architecture["filters"])

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from elmo_experiments.contracts import extra_dim, regularization_penalty
+
 
 @dataclass
 class Embedded:
@@ -53,11 +55,10 @@ class EmbedderStack(torch.nn.Module):
 
     def extra_dim(self) -> int:
         """Total width of the extra representations (ELMo at the output); 0 when none."""
-        return sum(int(getattr(e, "extra_dim", 0)) for e in self.embedders.values())
+        return sum(extra_dim(e) for e in self.embedders.values())
 
     def regularization_penalty(self) -> torch.Tensor | None:
         """Sum of the embedders' own penalties (e.g. the scalar-mix λ·||w||²), if any."""
-        penalties = [e.regularization_penalty() for e in self.embedders.values()
-                     if hasattr(e, "regularization_penalty")]
+        penalties = [regularization_penalty(e) for e in self.embedders.values()]
         penalties = [p for p in penalties if p is not None]
         return sum(penalties) if penalties else None

@@ -21,6 +21,7 @@ import logging
 import math
 import os
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,20 @@ from elmo_experiments.bilm.activation_cache import (
     read_through,
     state_digest,
 )
-from elmo_experiments.bilm.scalar_mix import MIX_PARAMS, ScalarMix, mixes_penalty, mixes_report
-from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register
+from elmo_experiments.bilm.scalar_mix import (
+    MIX_PARAMS,
+    ONE_MIX,
+    ScalarMix,
+    mixes_penalty,
+    mixes_report,
+)
+from elmo_experiments.config.registry import (
+    AT_LEAST_ONE,
+    NO_SETTINGS,
+    PROBABILITY,
+    Param,
+    register,
+)
 from elmo_experiments.data.fields import lengths_mask
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import ConfigValueError, ElmoError
@@ -145,10 +158,11 @@ class TransformerEmbedder(torch.nn.Module):
     """Returns ``Embedded``: the first mix (the input placement), and the later mixes as values,
     exactly as the ``elmo`` embedder does; frozen (and in eval mode) unless ``requires_grad``."""
 
-    def __init__(self, model: str = DEFAULT_MODEL, mixes: list[dict[str, Any]] | None = None,
+    def __init__(self, model: str = DEFAULT_MODEL,
+                 mixes: Sequence[Mapping[str, Any]] | None = ONE_MIX,
                  dropout: float = 0.5, pooling: str = "mean", requires_grad: bool = False,
                  at_input: bool = True, max_length: int | None = None,
-                 cache: dict[str, Any] | None = None) -> None:
+                 cache: Mapping[str, Any] | None = NO_SETTINGS) -> None:
         super().__init__()
         mixes = [{}] if mixes is None else mixes
         if not mixes:

@@ -1,37 +1,54 @@
-"""The checks every task model must pass (the habit of AllenNLP's ``ModelTestCase``):
+"""The checks every task model must pass (the habit of AllenNLP's ``ModelTestCase``), for the
+core tests and for a plugin's own:
 
 - every trainable parameter gets a non-zero gradient from one batch, dropout off;
+- the training objective holds the ELMo mixes' λ·||w||² penalty exactly once (the trainer adds
+  the model's ``regularization_penalty()``; the model's own ``loss`` must not);
 - a batch predicts exactly what its instances predict one by one (padding changes nothing);
 - a trained run, saved and reloaded from its directory, gives the same metrics and predictions.
 
-``check_model(name, tmp_path)`` runs all three on ``experiments/<name>.jsonnet`` with the
-embedded samples; ELMo configs need ``ELMO_WEIGHTS`` set (the tests use a tiny random biLM).
+``check_model(config, tmp_path)`` runs them all on a config: a shipped one's name
+(``experiments/<name>.jsonnet``, with its embedded samples) or a path to a plugin's own. ELMo
+configs need ``ELMO_WEIGHTS`` set (the core tests use a tiny random biLM). A failed check raises
+``AssertionError``; nothing here needs pytest.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import torch
 
+from elmo_experiments.bilm.scalar_mix import ScalarMix
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
+from elmo_experiments.contracts import human_readable, objective
 from elmo_experiments.data.batching import Batch, collate, index_instances
 from elmo_experiments.data.fields import text_fields
 from elmo_experiments.experiment import validate_experiment
 from elmo_experiments.modules.dropout import VariationalDropout
 from elmo_experiments.predict import evaluate_file, predict_lines
 from elmo_experiments.run import build_model, build_vocabulary, train
+from elmo_experiments.training.evaluation import evaluate
 
 CONTINUOUS_OUTPUTS = ("logits", "probabilities")  # compared row by row, within 1e-5
 
 
-def config_path(name: str) -> Path:
+def config_path(name: str | Path) -> Path:
+    """A shipped config's path from its name, or ``name`` itself when it is a path."""
+    if isinstance(name, Path) or str(name).endswith((".jsonnet", ".json")):
+        return Path(name)
     return PROJECT_ROOT / "experiments" / f"{name}.jsonnet"
 
 
-def assemble(name: str, overrides: list[str] | None = None) -> tuple[Any, Any, Any, list[dict]]:
+def _close(got: float, want: float, rel: float, abs_: float = 0.0) -> bool:
+    return math.isclose(got, want, rel_tol=rel, abs_tol=abs_)
+
+
+def assemble(name: str | Path, overrides: list[str] | None = None
+             ) -> tuple[Any, Any, Any, list[dict]]:
     """Reader, vocabulary, a freshly built model (seed 0) and the training instances."""
     config = load_config(config_path(name), overrides=overrides or [])
     experiment = validate_experiment(config, str(config_path(name)))
@@ -57,10 +74,65 @@ def check_gradients(model: torch.nn.Module, batch: Batch) -> None:
     """Every trainable parameter gets a non-zero gradient (dropout off, training mode)."""
     without_dropout(model).train()
     model.zero_grad()
-    model(**batch.arguments())["loss"].backward()
+    objective(model, model(**batch.arguments())).backward()
     missing = [name for name, p in model.named_parameters()
                if p.requires_grad and (p.grad is None or not p.grad.abs().sum() > 0)]
     assert missing == [], f"parameters without a gradient: {missing}"
+
+
+class _OneBatch:
+    """A loader of one batch, for ``evaluate``."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch = batch
+
+    def batches(self, epoch: int) -> Iterator[Batch]:
+        return iter([self.batch])
+
+    def num_batches(self, epoch: int) -> int:
+        return 1
+
+    def __len__(self) -> int:
+        return 1
+
+
+def learned_mixes(model: torch.nn.Module) -> list[ScalarMix]:
+    """The model's scalar mixes with learned weights (the ones a λ·||w||² penalty applies to)."""
+    return [m for m in model.modules() if isinstance(m, ScalarMix) and m.mode == "learned"]
+
+
+def check_penalty_once(model: torch.nn.Module, batch: Batch, l2: float = 100.0) -> int:
+    """The objective the trainer trains on and ``evaluate`` reports is the model's loss plus
+    the mixes' λ·||w||² exactly once: with λ = ``l2`` and random mix weights, it exceeds the
+    objective with λ = 0 by the penalty computed here, and the model's own ``loss`` does not
+    move. Dropout off, evaluation mode; returns the number of learned mixes checked."""
+    mixes = learned_mixes(without_dropout(model).eval())
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for mix in mixes:
+            mix.scalar_parameters.copy_(torch.randn(mix.scalar_parameters.shape,
+                                                    generator=generator))
+
+    def figures(weight: float) -> tuple[float, float, float]:
+        for mix in mixes:
+            mix.l2 = weight
+        with torch.no_grad():
+            output = model(**batch.arguments())
+            trained = objective(model, output).item()
+        evaluated = evaluate(model, _OneBatch(batch))["loss"]
+        return output["loss"].float().item(), trained, evaluated
+
+    plain_loss, plain, _ = figures(0.0)
+    loss, trained, evaluated = figures(l2)
+    penalty = sum(l2 * float((mix.scalar_parameters.detach().double() ** 2).sum())
+                  for mix in mixes)
+    assert _close(loss, plain_loss, 1e-6, 1e-6), \
+        f"the model's loss moved with λ ({plain_loss} -> {loss}): it adds a penalty itself"
+    assert _close(trained - plain, penalty, 1e-4, 1e-4), \
+        f"the objective grew by {trained - plain}, not by the mixes' penalty {penalty}"
+    assert _close(evaluated, trained, 1e-5, 1e-5), \
+        f"evaluate's loss {evaluated} is not the training objective {trained}"
+    return len(mixes)
 
 
 def _rows(output: dict[str, Any], index: int, length: int | None) -> dict[str, torch.Tensor]:
@@ -76,8 +148,12 @@ def _assert_same_record(got: dict[str, Any], want: dict[str, Any]) -> None:
     """Equal records; numbers (also inside a nested dict, e.g. probabilities) within 1e-5."""
     assert sorted(got) == sorted(want)
     for key, value in want.items():
-        if isinstance(value, dict | float):
-            assert got[key] == pytest.approx(value, abs=1e-5), key
+        if isinstance(value, dict):
+            assert sorted(got[key]) == sorted(value), key
+            for inner, number in value.items():
+                assert _close(got[key][inner], number, 0.0, 1e-5), (key, inner)
+        elif isinstance(value, float):
+            assert _close(got[key], value, 0.0, 1e-5), key
         else:
             assert got[key] == value, key
 
@@ -93,18 +169,18 @@ def check_batch_equals_one_by_one(model: torch.nn.Module, reader: Any, vocab: An
     with torch.no_grad():
         together_batch = make_batch(reader, vocab, chosen)
         together = model(**together_batch.arguments())
-        records = model.human_readable(together, together_batch)
+        records = human_readable(model, together, together_batch)
         for index, instance in enumerate(chosen):
             alone_batch = make_batch(reader, vocab, [instance])
             alone = model(**alone_batch.arguments())
-            _assert_same_record(model.human_readable(alone, alone_batch)[0], records[index])
+            _assert_same_record(human_readable(model, alone, alone_batch)[0], records[index])
             length = len(instance[text])
             for key, row in _rows(alone, 0, length).items():
                 torch.testing.assert_close(_rows(together, index, length)[key], row,
                                            atol=1e-5, rtol=1e-5, msg=f"{key} of instance {index}")
 
 
-def check_train_and_reload(name: str, run_dir: Path, overrides: list[str]) -> None:
+def check_train_and_reload(name: str | Path, run_dir: Path, overrides: list[str]) -> None:
     """Train briefly; the saved run reloads to the same test metrics and predictions."""
     metrics = train(config_path(name), run_dir, overrides=overrides)
     config = load_config(config_path(name))
@@ -115,18 +191,20 @@ def check_train_and_reload(name: str, run_dir: Path, overrides: list[str]) -> No
     tested = {k[len(prefix):]: v for k, v in metrics.items() if k.startswith(prefix)}
     assert tested and set(tested) <= set(again)
     for key, value in tested.items():
-        assert again[key] == pytest.approx(value, rel=1e-6, abs=1e-9), key
+        assert _close(again[key], value, 1e-6, 1e-9), (key, again[key], value)
     first, second = list(predict_lines(run_dir, test_file)), list(predict_lines(run_dir, test_file))
     assert first and first == second
 
 
-def check_model(name: str, tmp_path: Path, overrides: list[str] | None = None,
+def check_model(name: str | Path, tmp_path: Path, overrides: list[str] | None = None,
                 batch_overrides: list[str] | None = None) -> None:
-    """All three checks on ``experiments/<name>.jsonnet`` (``batch_overrides`` apply to the
-    one-by-one check only, e.g. to switch off a layer norm whose statistics span the batch)."""
+    """All the checks on a config (``batch_overrides`` apply to the one-by-one check only,
+    e.g. to switch off a layer norm whose statistics span the batch)."""
     overrides = list(overrides or [])
     reader, vocab, model, instances = assemble(name, overrides)
     check_gradients(model, make_batch(reader, vocab, instances[:8]))
+    reader, vocab, model, instances = assemble(name, overrides)
+    check_penalty_once(model, make_batch(reader, vocab, instances[:8]))
     reader, vocab, model, instances = assemble(name, [*overrides, *(batch_overrides or [])])
     check_batch_equals_one_by_one(model, reader, vocab, instances)
     check_train_and_reload(name, tmp_path / "run", [*overrides, "trainer.num_epochs=2",

@@ -1,0 +1,174 @@
+"""What the framework asks of a dataset reader and a task model, written down (docs/framework.md).
+
+A reader must have ``fields`` (field name -> ``Field``) and ``read(path) -> list[instance]``;
+it may have ``files(path)`` (the files one path stands for), ``read_report`` (why records were
+dropped), and the tag schemes a tagger is built with (``label_encoding``, ``tag_scheme``).
+
+A model must be a ``torch.nn.Module`` whose ``forward(**batch.arguments())`` returns a dict
+with ``"loss"`` (a scalar tensor, when the batch has gold labels) and whose ``metrics`` lists
+its streamed metrics. It may have ``human_readable(output, batch)`` (one JSON-able record per
+instance; prediction needs it) and ``regularization_penalty()`` (a tensor or None: what the
+trainer adds to ``"loss"`` to make the objective; the six task models pass on their embedder
+stack's, i.e. the ELMo scalar mixes' λ·||w||²). Its modules may have ``caching`` (outputs
+depend on an activation cache that a resumed run refills), ``cache`` (the ``ActivationCache``
+that ``fill-cache`` fills) and ``mix_report()`` (the learned layer weights logged each epoch).
+
+The optional hooks are looked up here and nowhere else: the trainer, evaluation, prediction
+and the cache filler call the accessors below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import torch
+
+if TYPE_CHECKING:
+    from elmo_experiments.bilm.activation_cache import ActivationCache
+    from elmo_experiments.data.batching import Batch
+    from elmo_experiments.metrics.metric import Metric
+
+
+# -- dataset readers ---------------------------------------------------------------------------
+@runtime_checkable
+class DatasetReader(Protocol):
+    """Must: the fields of its instances and ``read``."""
+
+    fields: Mapping[str, Any]
+
+    def read(self, path: str) -> list[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class ListsFiles(Protocol):
+    """May: the files one data path stands for (a folder, a split of one), for provenance."""
+
+    def files(self, path: str) -> list[Any]: ...
+
+
+@runtime_checkable
+class Reports(Protocol):
+    """May: what it read and dropped (a ``ReadReport``), for the empty-split message."""
+
+    read_report: Any
+
+
+def reader_context(reader: Any) -> dict[str, str | None]:
+    """The tag schemes a reader hands its model's builder: the training scheme
+    (``label_encoding``) and the file's own (``data_encoding``, the reader's ``tag_scheme``);
+    None where the reader has none."""
+    return {"label_encoding": getattr(reader, "label_encoding", None),
+            "data_encoding": getattr(reader, "tag_scheme", None)}
+
+
+def read_report(reader: Any) -> Any:
+    """The reader's ``read_report``, or None."""
+    return reader.read_report if isinstance(reader, Reports) else None
+
+
+# -- token embedders --------------------------------------------------------------------------
+@runtime_checkable
+class ExtraRepresentations(Protocol):
+    """A token embedder that also gives representations for further placements (ELMo at a
+    layer's output): their total width."""
+
+    extra_dim: int
+
+
+def extra_dim(embedder: Any) -> int:
+    """The total width of an embedder's further representations; 0 when it has none."""
+    return int(embedder.extra_dim) if isinstance(embedder, ExtraRepresentations) else 0
+
+
+# -- task models -------------------------------------------------------------------------------
+@runtime_checkable
+class TaskModel(Protocol):
+    """Must: ``forward(**batch) -> {"loss": tensor, ...}`` (a ``torch.nn.Module``) and its
+    streamed ``metrics``."""
+
+    metrics: list[Metric]
+
+    def __call__(self, **batch: Any) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class HumanReadable(Protocol):
+    """May: one JSON-able record per instance of a batch (prediction, ``evaluate --output``)."""
+
+    def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class Penalised(Protocol):
+    """May: a regularisation penalty the trainer adds to the model's ``loss`` (None: none)."""
+
+    def regularization_penalty(self) -> torch.Tensor | None: ...
+
+
+@runtime_checkable
+class Caching(Protocol):
+    """A module whose outputs depend on what earlier batches left in a cache."""
+
+    caching: bool
+
+
+@runtime_checkable
+class HasCache(Protocol):
+    """A frozen encoder with an activation cache (None when it has none), for ``fill-cache``."""
+
+    cache: ActivationCache | None
+
+
+@runtime_checkable
+class MixReporting(Protocol):
+    """A module with learned scalar mixes: their weights and γ; it may say whether its first
+    mix joins the input (``at_input``, default true)."""
+
+    def mix_report(self) -> list[dict[str, Any]]: ...
+
+
+def regularization_penalty(model: Any) -> torch.Tensor | None:
+    """The model's penalty (``Penalised``), or None when it has none."""
+    return model.regularization_penalty() if isinstance(model, Penalised) else None
+
+
+def objective(model: Any, output: dict[str, Any]) -> torch.Tensor:
+    """The per-batch objective in fp32: the model's ``loss`` plus its regularisation penalty
+    (added as the models once added it themselves, so every figure is as it was)."""
+    loss = output["loss"]
+    penalty = regularization_penalty(model)
+    return (loss if penalty is None else loss + penalty).float()
+
+
+def human_readable(model: Any, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]:
+    """The model's records of a batch; a ``TypeError`` when it cannot make them."""
+    if not isinstance(model, HumanReadable):
+        raise TypeError(f"{type(model).__name__} has no human_readable(output, batch): it "
+                        f"cannot write predictions")
+    return model.human_readable(output, batch)
+
+
+def caches_in_use(model: torch.nn.Module) -> bool:
+    """Whether any module's outputs depend on a cache that a resumed run must refill."""
+    return any(isinstance(module, Caching) and module.caching for module in model.modules())
+
+
+def activation_caches(model: torch.nn.Module) -> list[ActivationCache]:
+    """The activation caches of a model's frozen encoders (elmo, transformer embedders)."""
+    from elmo_experiments.bilm.activation_cache import ActivationCache
+
+    return [module.cache for module in model.modules()
+            if isinstance(module, HasCache) and isinstance(module.cache, ActivationCache)]
+
+
+def mix_reports(model: torch.nn.Module) -> dict[str, list[dict[str, Any]]]:
+    """Normalised layer weights and γ of every scalar mix in ``model``, by module name."""
+    return {name: module.mix_report() for name, module in model.named_modules()
+            if isinstance(module, MixReporting)}
+
+
+def mix_placements(model: torch.nn.Module) -> dict[str, bool]:
+    """Whether each scalar-mix owner's first mix is at the input (``at_input``), by name."""
+    return {name: bool(getattr(module, "at_input", True)) for name, module in model.named_modules()
+            if isinstance(module, MixReporting)}
