@@ -1,12 +1,14 @@
-"""The running text of an experiment's split, read as its evaluation reads it (labels ignored).
+"""The running text of an experiment's split, read as the experiment reads it (labels ignored).
 
 Domain fine-tuning of a biLM (Peters et al. 2018, supplement A.1) continues it on a task's
 training text; ``elmo-exp perplexity`` scores a task's dev text. Both read that text here: the
-experiment config's own evaluation reader (whole documents, not training windows; SST's
-sentences, not every phrase of their trees) on its own data path (the training split cut to its
-``train_data_fraction``, as training cuts it), every text field's sentences, each distinct
-sentence once (SQuAD repeats a passage per question, SRL a sentence per predicate, SNLI a
-premise per hypothesis).
+experiment config's own reader on its own data path (the training reader for the training
+split, with its subsets such as SRL's first 8,000 sentences or SQuAD's first 40 articles, cut to
+``train_data_fraction`` as training cuts it; the evaluation reader for validation and test),
+every text field's sentences, each distinct sentence once (SQuAD repeats a passage per
+question, SRL a sentence per predicate, SNLI a premise per hypothesis). ``reader="evaluation"``
+reads the training data with the evaluation reader instead: SST's training reader yields every
+phrase of a tree, its evaluation reader the sentences.
 """
 
 from __future__ import annotations
@@ -46,17 +48,26 @@ def split_data_path(config_path: str | Path, split: str,
     return _split_path(_experiment(config_path, ext_vars), config_path, split)
 
 
+READERS = ("training", "evaluation")
+
+
 def experiment_sentences(config_path: str | Path, split: str = "train",
-                         ext_vars: dict[str, str] | None = None) -> Iterator[list[str]]:
-    """Each distinct sentence (token list) of the text fields of ``split``, in reading order."""
+                         ext_vars: dict[str, str] | None = None,
+                         reader: str | None = None) -> Iterator[list[str]]:
+    """Each distinct sentence (token list) of the text fields of ``split``, in reading order;
+    ``reader``: ``training`` or ``evaluation`` (default: the one that reads ``split``)."""
     from elmo_experiments.data.fields import ListTextField, TextField
     from elmo_experiments.run import build_readers, subsample
 
     experiment = _experiment(config_path, ext_vars)
     path = _split_path(experiment, config_path, split)
-    training_reader, reader = build_readers(experiment)
+    which = reader or ("training" if split == "train" else "evaluation")
+    if which not in READERS:
+        raise DataError(f"{config_path}: reader {which!r} is not one of {', '.join(READERS)}")
+    readers = dict(zip(READERS, build_readers(experiment), strict=True))
+    reader = readers[which]
     fraction = experiment["train_data_fraction"]
-    if split == "train" and fraction < 1.0 and reader is not training_reader:
+    if split == "train" and fraction < 1.0 and reader is not readers["training"]:
         raise DataError(f"{config_path}: train_data_fraction {fraction} shares out the training "
                         "reader's instances, but its text is read with the evaluation reader; "
                         "give the whole training data")

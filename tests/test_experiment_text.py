@@ -47,7 +47,9 @@ def test_squad_passages_and_questions_appear_once() -> None:
 
 
 def test_sst_reads_sentences_not_every_phrase_and_dev_is_its_own_file() -> None:
-    train = list(experiment_sentences(EXPERIMENTS / "sst5.jsonnet", "train"))
+    phrases = list(experiment_sentences(EXPERIMENTS / "sst5.jsonnet", "train"))
+    train = list(experiment_sentences(EXPERIMENTS / "sst5.jsonnet", "train", reader="evaluation"))
+    assert len(phrases) > 2 * len(train)  # the training reader: every phrase of every tree
     lines = [line for line in (ROOT / "tasks/sst5/sample/train.txt").read_text().splitlines()
              if line.strip()]
     assert len(train) == len({line for line in lines})
@@ -60,16 +62,19 @@ def test_coref_reads_documents_sentence_by_sentence() -> None:
     assert sentences and all(isinstance(word, str) for s in sentences for word in s)
 
 
-def test_unknown_split_and_missing_path_are_one_line_errors() -> None:
+def test_unknown_split_and_reader_are_one_line_errors() -> None:
     with pytest.raises(DataError, match="split 'dev' is not one of train, validation, test"):
         list(experiment_sentences(EXPERIMENTS / "ner.jsonnet", "dev"))
+    with pytest.raises(DataError, match="reader 'tests' is not one of training, evaluation"):
+        list(experiment_sentences(EXPERIMENTS / "ner.jsonnet", "train", reader="tests"))
 
 
-def test_a_prepared_corpus_of_format_experiment(tmp_path: Path) -> None:
-    source = {"path": str(EXPERIMENTS / "ner.jsonnet"), "format": "experiment",
-              "split": "validation", "ext_vars": {}}
-    corpus = prepare_corpus([], {"dev": source}, tmp_path, heldout_every=0,
-                            max_sentence_length=60)
-    expected = sum(len(s) for s in experiment_sentences(EXPERIMENTS / "ner.jsonnet",
-                                                        "validation"))
-    assert int((corpus.ids("dev") >= 0).sum()) == expected
+def test_the_training_reader_keeps_its_subset(tmp_path: Path) -> None:
+    """A CPU variant's training reader reads a subset (SRL: its first N sentences); fine-tuning
+    reads that subset, not the whole file."""
+    config = tmp_path / "srl_cut.jsonnet"
+    config.write_text(f"(import '{EXPERIMENTS / 'srl.jsonnet'}') + "
+                      "{ dataset_reader+: { max_sentences: 3 } }")
+    full = list(experiment_sentences(EXPERIMENTS / "srl.jsonnet", "train"))
+    cut = list(experiment_sentences(config, "train"))
+    assert len(full) > 3 and cut == full[:3]

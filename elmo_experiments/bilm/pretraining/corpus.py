@@ -52,6 +52,9 @@ SOURCE_PARAMS = (
           doc="format experiment: which of the config's data paths to read"),
     Param("ext_vars", dict, {}, doc="format experiment: ext vars for the config (e.g. "
           "ELMO_SIZE: 'cpu')"),
+    Param("reader", str, None, choices=("training", "evaluation"),
+          doc="format experiment: which of the config's readers reads the split (default: the "
+          "training reader for train, else the evaluation reader)"),
 )
 SEPARATOR = -1  # between sentences in an id array
 
@@ -138,7 +141,7 @@ def read_source(source: dict[str, Any], report: dict[str, Any] | None = None
         from elmo_experiments.experiment_text import experiment_sentences
 
         yield from experiment_sentences(source["path"], source.get("split") or "train",
-                                        source.get("ext_vars") or {})
+                                        source.get("ext_vars") or {}, source.get("reader"))
         return
     yield from read_sentences(source["path"], source.get("format") or "tokenized",
                               source.get("exclude"), report)
