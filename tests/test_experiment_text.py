@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from elmo_experiments.bilm.pretraining.corpus import prepare_corpus
 from elmo_experiments.errors import DataError
 from elmo_experiments.experiment_text import experiment_sentences
 
