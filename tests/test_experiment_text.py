@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from elmo_experiments.bilm.pretraining.corpus import prepare_corpus
 from elmo_experiments.errors import DataError
 from elmo_experiments.experiment_text import experiment_sentences
 
@@ -77,3 +78,13 @@ def test_the_training_reader_keeps_its_subset(tmp_path: Path) -> None:
     full = list(experiment_sentences(EXPERIMENTS / "srl.jsonnet", "train"))
     cut = list(experiment_sentences(config, "train"))
     assert len(full) > 3 and cut == full[:3]
+
+
+def test_a_prepared_corpus_of_format_experiment(tmp_path: Path) -> None:
+    source = {"path": str(EXPERIMENTS / "ner.jsonnet"), "format": "experiment",
+              "split": "validation", "ext_vars": {}}
+    corpus = prepare_corpus([], {"dev": source}, tmp_path, heldout_every=0,
+                            max_sentence_length=60)
+    expected = sum(len(s) for s in experiment_sentences(EXPERIMENTS / "ner.jsonnet",
+                                                        "validation"))
+    assert int((corpus.ids("dev") >= 0).sum()) == expected
