@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import torch
 
 if TYPE_CHECKING:
-    from elmo_experiments.bilm.activation_cache import ActivationCache
     from elmo_experiments.data.batching import Batch
     from elmo_experiments.metrics.metric import Metric
+    from elmo_experiments.modules.embedders.activation_cache import ActivationCache
 
 
 # -- dataset readers ---------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def caches_in_use(model: torch.nn.Module) -> bool:
 
 def activation_caches(model: torch.nn.Module) -> list[ActivationCache]:
     """The activation caches of a model's frozen encoders (elmo, transformer embedders)."""
-    from elmo_experiments.bilm.activation_cache import ActivationCache
+    from elmo_experiments.modules.embedders.activation_cache import ActivationCache
 
     return [module.cache for module in model.modules()
             if isinstance(module, HasCache) and isinstance(module.cache, ActivationCache)]
