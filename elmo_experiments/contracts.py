@@ -172,3 +172,22 @@ def mix_placements(model: torch.nn.Module) -> dict[str, bool]:
     """Whether each scalar-mix owner's first mix is at the input (``at_input``), by name."""
     return {name: bool(getattr(module, "at_input", True)) for name, module in model.named_modules()
             if isinstance(module, MixReporting)}
+
+
+# -- trainer callbacks -------------------------------------------------------------------------
+@runtime_checkable
+class AddsToRecord(Protocol):
+    """A callback that adds entries to each epoch's record before the trainer writes it
+    (``metrics_epoch_N.json``, ``last.pt``'s history) and hands it to ``on_epoch``; e.g. the
+    learned mixes (``analysis/mix_log.py``)."""
+
+    def epoch_record(self, epoch: int) -> dict[str, Any]: ...
+
+
+def epoch_additions(callbacks: list[Any], epoch: int) -> dict[str, Any]:
+    """What the callbacks add to epoch ``epoch``'s record (1-based), in their order."""
+    added: dict[str, Any] = {}
+    for callback in callbacks:
+        if isinstance(callback, AddsToRecord):
+            added.update(callback.epoch_record(epoch))
+    return added
