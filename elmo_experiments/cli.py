@@ -449,7 +449,7 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
         earlier = previous_runs(summary)
     prefix = ""  # of each printed command
     if activation_cache:  # the workers inherit the environment (local processes and Slurm)
-        from elmo_experiments.bilm.activation_cache import ACTIVATION_CACHE_ENV
+        from elmo_experiments.modules.embedders.activation_cache import ACTIVATION_CACHE_ENV
 
         folder = str(Path(activation_cache).resolve())
         os.environ[ACTIVATION_CACHE_ENV] = folder

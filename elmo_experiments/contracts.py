@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import torch
 
 if TYPE_CHECKING:
-    from elmo_experiments.bilm.activation_cache import ActivationCache
     from elmo_experiments.data.batching import Batch
     from elmo_experiments.metrics.metric import Metric
+    from elmo_experiments.modules.embedders.activation_cache import ActivationCache
 
 
 # -- dataset readers ---------------------------------------------------------------------------
@@ -156,7 +156,7 @@ def caches_in_use(model: torch.nn.Module) -> bool:
 
 def activation_caches(model: torch.nn.Module) -> list[ActivationCache]:
     """The activation caches of a model's frozen encoders (elmo, transformer embedders)."""
-    from elmo_experiments.bilm.activation_cache import ActivationCache
+    from elmo_experiments.modules.embedders.activation_cache import ActivationCache
 
     return [module.cache for module in model.modules()
             if isinstance(module, HasCache) and isinstance(module.cache, ActivationCache)]
@@ -172,3 +172,22 @@ def mix_placements(model: torch.nn.Module) -> dict[str, bool]:
     """Whether each scalar-mix owner's first mix is at the input (``at_input``), by name."""
     return {name: bool(getattr(module, "at_input", True)) for name, module in model.named_modules()
             if isinstance(module, MixReporting)}
+
+
+# -- trainer callbacks -------------------------------------------------------------------------
+@runtime_checkable
+class AddsToRecord(Protocol):
+    """A callback that adds entries to each epoch's record before the trainer writes it
+    (``metrics_epoch_N.json``, ``last.pt``'s history) and hands it to ``on_epoch``; e.g. the
+    learned mixes (``analysis/mix_log.py``)."""
+
+    def epoch_record(self, epoch: int) -> dict[str, Any]: ...
+
+
+def epoch_additions(callbacks: list[Any], epoch: int) -> dict[str, Any]:
+    """What the callbacks add to epoch ``epoch``'s record (1-based), in their order."""
+    added: dict[str, Any] = {}
+    for callback in callbacks:
+        if isinstance(callback, AddsToRecord):
+            added.update(callback.epoch_record(epoch))
+    return added

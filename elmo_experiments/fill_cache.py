@@ -17,7 +17,6 @@ from unittest.mock import patch
 
 import torch
 
-from elmo_experiments.bilm.activation_cache import ACTIVATION_CACHE_ENV, ActivationCache
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.contracts import activation_caches
@@ -25,6 +24,10 @@ from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.devices import trainer_device
 from elmo_experiments.errors import ConfigError
 from elmo_experiments.experiment import validate_experiment
+from elmo_experiments.modules.embedders.activation_cache import (
+    ACTIVATION_CACHE_ENV,
+    ActivationCache,
+)
 from elmo_experiments.precision import autocast
 from elmo_experiments.run import (
     build_model,

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from elmo_experiments.analysis.mix_log import mix_logs
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import Spec
@@ -241,6 +242,8 @@ def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, so
                                              train=split == "train"), world, split == "train")
                for split, data in indexed.items()}
     setup = set_up(model, experiment["trainer"], dataset_metric, extra_callbacks, world)
+    if world.main:  # the learned mixes: recorded, logged and plotted each epoch
+        setup.callbacks.extend(mix_logs(model, setup.callbacks))
     # everything that can fail on the config or the data has been tried: now wipe or create
     recover = open_run(run_dir, force, recover, experiment.raw, source, what,
                        lambda: None if saved else vocab.save(vocab_dir), world)

@@ -22,13 +22,13 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.bilm.scalar_mix import ScalarMix
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
 from elmo_experiments.contracts import human_readable, objective
 from elmo_experiments.data.batching import Batch, collate, index_instances
 from elmo_experiments.data.fields import text_fields
 from elmo_experiments.experiment import validate_experiment
 from elmo_experiments.modules.dropout import VariationalDropout
+from elmo_experiments.modules.embedders.scalar_mix import ScalarMix
 from elmo_experiments.predict import evaluate_file, predict_lines
 from elmo_experiments.run import build_model, build_vocabulary, train
 from elmo_experiments.training.evaluation import evaluate

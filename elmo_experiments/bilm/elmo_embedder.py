@@ -8,27 +8,27 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.bilm.activation_cache import (
+from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
+from elmo_experiments.bilm.pretrained import resolve_bilm, source_problem, weights_problem
+from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
+from elmo_experiments.bilm.weights import load_bilm
+from elmo_experiments.config.registry import NO_SETTINGS, PROBABILITY, Param, register
+from elmo_experiments.data.files import file_problem
+from elmo_experiments.errors import ConfigError, ConfigValueError
+from elmo_experiments.modules.embedders.activation_cache import (
     CACHE_PARAMS,
     ActivationCache,
     configured_cache,
     read_through,
     state_digest,
 )
-from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
-from elmo_experiments.bilm.pretrained import resolve_bilm, source_problem, weights_problem
-from elmo_experiments.bilm.scalar_mix import (
+from elmo_experiments.modules.embedders.scalar_mix import (
     MIX_PARAMS,
     ONE_MIX,
     ScalarMix,
     mixes_penalty,
     mixes_report,
 )
-from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
-from elmo_experiments.bilm.weights import load_bilm
-from elmo_experiments.config.registry import NO_SETTINGS, PROBABILITY, Param, register
-from elmo_experiments.data.files import file_problem
-from elmo_experiments.errors import ConfigError, ConfigValueError
 from elmo_experiments.modules.embedders.stack import Embedded
 from elmo_experiments.precision import PRECISIONS
 

@@ -24,6 +24,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from elmo_experiments.config.walk import configs_of_type
 from elmo_experiments.data.files import (
     atomic_write,
     atomic_write_text,
@@ -33,21 +34,12 @@ from elmo_experiments.data.files import (
     sha256_of,
 )
 from elmo_experiments.errors import DataError, RunDirError
+from elmo_experiments.training.run_dir import ARCHIVE_FILE
+from elmo_experiments.training.run_identity import read_record
 
-ARCHIVE_FILE = "model.tar.gz"
 MANIFEST_FILE = "archive.json"
 FORMAT = 1
 EXTRACTED = ".extracted"  # written last into an extraction once it is whole and checked
-
-
-def configs_of_type(config: Any, kind: str) -> list[dict[str, Any]]:
-    """Every component config of ``type: kind`` in ``config``, in document order."""
-    if isinstance(config, dict):
-        found = [config] if config.get("type") == kind else []
-        return found + [c for value in config.values() for c in configs_of_type(value, kind)]
-    if isinstance(config, list):
-        return [c for value in config for c in configs_of_type(value, kind)]
-    return []
 
 
 def elmo_configs(config: Any) -> list[dict[str, Any]]:
@@ -67,8 +59,6 @@ def _named(elmo: dict[str, Any]) -> str | None:
 
 def _recorded_bilms(run_dir: Path, count: int) -> list[dict[str, str]] | None:
     """The biLM files and digests ``run.json`` recorded, if it has all ``count`` of them."""
-    from elmo_experiments.training.run_identity import read_record
-
     entries = (read_record(run_dir) or {}).get("bilm") or []
     complete = len(entries) == count and all(
         {"options", "weight_file", "sha1"} <= set(e) and Path(e["options"]).is_file()

@@ -62,8 +62,8 @@ class TensorBoardLog:
 
     ``batch/*``: the running training loss (and watched metric) every ``every`` batches, at
     the run-wide batch number. ``training/*``, ``validation/*``, ``epoch/*`` (learning rate,
-    duration): every numeric figure of an epoch's record, at the epoch number. ``elmo/*``:
-    each scalar mix's normalised layer weights and γ per epoch. Steps are absolute, so a
+    duration): every numeric figure of an epoch's record, at the epoch number (the learned
+    mixes' ``elmo/*`` go through its ``writer``: ``analysis/mix_log.py``). Steps are absolute, so a
     resumed run continues them; its new event file hides the earlier file's events from the
     batch it resumes at on (those batches are trained again).
     """
@@ -73,7 +73,6 @@ class TensorBoardLog:
         self.directory: Path | None = None
         self.writer: Any = None
         self.batches_per_epoch = 0
-        self.at_input: dict[str, bool] = {}
 
     def set_batches_per_epoch(self, count: int) -> None:
         """Called by the trainer before training: numbers batches across epochs."""
@@ -86,10 +85,7 @@ class TensorBoardLog:
             logger.warning("tensorboard is not installed (pip install -e .[viz]): no TensorBoard "
                            "events are written")
             return
-        from elmo_experiments.analysis.mixes import config_at_input
-
         self.directory = run_dir / "tensorboard"
-        self.at_input = config_at_input(config)
 
     def _open(self, step: int) -> Any:
         """The writer, opened at the first event; ``step``: the first step it writes."""
@@ -118,13 +114,6 @@ class TensorBoardLog:
             split, _, name = key.partition("_")
             tag = f"{split}/{name}" if split in ("training", "validation") else f"epoch/{key}"
             writer.add_scalar(tag, value, epoch)
-        from elmo_experiments.analysis.mixes import mix_weights
-
-        for mix in mix_weights(metrics.get("elmo_mixes") or {}, self.at_input):
-            prefix = f"elmo/{mix.module}/{mix.placement.replace(' ', '_')}"
-            for layer, weight in enumerate(mix.weights):
-                writer.add_scalar(f"{prefix}/layer_{layer}", weight, epoch)
-            writer.add_scalar(f"{prefix}/gamma", mix.gamma, epoch)
         writer.flush()
 
     def on_end(self, metrics: dict[str, Any]) -> None:

@@ -22,12 +22,12 @@ import torch
 from elmo_experiments.config.paths import portable_paths, project_paths
 from elmo_experiments.data.files import atomic_write, read_json, write_error
 from elmo_experiments.errors import RunDirError
-from elmo_experiments.training.archive import ARCHIVE_FILE
 from elmo_experiments.training.run_lock import LOCK_FILE
 
 logger = logging.getLogger("elmo_experiments")
 
 FAILED_FILE = "FAILED.json"  # a sweep's record of a cell that failed
+ARCHIVE_FILE = "model.tar.gz"  # archive.py writes it
 
 # What a run writes into its directory (temporary names: a dot, the name, a dot, a suffix):
 # its records and checkpoints, a pretraining run's corpus, vocabulary and export, the

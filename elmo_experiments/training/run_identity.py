@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from elmo_experiments import __version__
+from elmo_experiments.config.walk import configs_of_type
 from elmo_experiments.data.files import read_json, sha256_of
 from elmo_experiments.errors import DataError
 from elmo_experiments.training.run_dir import write_json
@@ -33,10 +34,8 @@ def bilm_digests(config: Any) -> list[dict[str, str]]:
     """Every ``elmo`` embedder's weights in a config and the SHA-1 of its two files."""
     from elmo_experiments.bilm.pretrained import resolve_bilm
     from elmo_experiments.bilm.weights import weights_digest
-    from elmo_experiments.training.archive import elmo_configs
-
     found: list[dict[str, str]] = []
-    for elmo in elmo_configs(config):
+    for elmo in configs_of_type(config, "elmo"):
         options, weights = resolve_bilm(elmo.get("weights"), elmo.get("options_file"),
                                         elmo.get("weight_file"))
         found.append({"weights": str(elmo.get("weights") or options.parent),
@@ -48,8 +47,6 @@ def bilm_digests(config: Any) -> list[dict[str, str]]:
 def vector_digests(config: Any) -> list[dict[str, str]]:
     """Every ``embedding``'s ``pretrained_file`` in a config and its SHA-1."""
     from elmo_experiments.data.files import sha1_of
-    from elmo_experiments.training.archive import configs_of_type
-
     files = [c["pretrained_file"] for c in configs_of_type(config, "embedding")
              if c.get("pretrained_file")]
     return [{"file": str(Path(f).resolve()), "sha1": sha1_of(Path(f))} for f in files]

@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from elmo_experiments.analysis.mixes import format_mix, mix_weights
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, positive, suggest
-from elmo_experiments.contracts import caches_in_use, mix_placements, mix_reports, objective
+from elmo_experiments.contracts import caches_in_use, epoch_additions, objective
 from elmo_experiments.devices import DEVICE_DOC
 from elmo_experiments.errors import ConfigError, TrainingStopped
 from elmo_experiments.faults import fault_point
@@ -489,11 +488,7 @@ class Trainer:
                   "lr": self.optimizer.param_groups[0]["lr"],
                   **{f"training_{k}": _to_float(v) for k, v in train_metrics.items()},
                   **{f"validation_{k}": _to_float(v) for k, v in (validation or {}).items()}}
-        mixes = mix_reports(self.model)
-        if mixes:
-            record["elmo_mixes"] = mixes
-            for mix in mix_weights(mixes, mix_placements(self.model)):
-                logger.info(format_mix(mix))
+        record.update(epoch_additions(self.callbacks, epoch + 1))  # e.g. the learned mixes
         if self._is_better(value):
             self.state.best_value, self.state.best_epoch = value, epoch + 1
             self.state.bad_epochs = 0

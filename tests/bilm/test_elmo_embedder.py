@@ -14,12 +14,16 @@ import torch
 
 from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm import pretrained
-from elmo_experiments.bilm.activation_cache import ActivationCache, entry_array, entry_bytes
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
 from elmo_experiments.bilm.pretrained import KNOWN, resolve_weights
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.errors import ConfigError, DataError
+from elmo_experiments.modules.embedders.activation_cache import (
+    ActivationCache,
+    entry_array,
+    entry_bytes,
+)
 
 SENTENCES = [["The", "cat", "sat", "on", "the", "mat", "."], ["Hello", "world"], ["One"]]
 OTHERS = [["Hello", "world"], ["Something", "new", "here"]]
@@ -565,7 +569,7 @@ def test_empty_sentences_in_a_cached_batch(tiny_bilm_dir: Path) -> None:
 def test_layer_norm_statistics_include_the_sentence_boundaries(tiny_bilm_dir: Path) -> None:
     """Mixing happens before BOS/EOS are dropped (docs/paper.md, section 3)."""
     from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
-    from elmo_experiments.bilm.scalar_mix import masked_layer_norm
+    from elmo_experiments.modules.embedders.scalar_mix import masked_layer_norm
 
     embedder = build(tiny_bilm_dir, mixes=[{"layer_norm": True}], dropout=0.0).eval()
     ids = batch_to_ids(SENTENCES)

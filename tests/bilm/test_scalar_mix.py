@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_experiments.bilm.scalar_mix import MIX_MODES, ScalarMix, masked_layer_norm
+from elmo_experiments.modules.embedders.scalar_mix import MIX_MODES, ScalarMix, masked_layer_norm
 
 NUM_LAYERS, BATCH, SEQ, DIM = 3, 3, 5, 4
 LENGTHS = [5, 2, 0]  # a full row, a short row, an empty row

@@ -28,20 +28,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from elmo_experiments.bilm.activation_cache import (
-    CACHE_PARAMS,
-    ActivationCache,
-    configured_cache,
-    read_through,
-    state_digest,
-)
-from elmo_experiments.bilm.scalar_mix import (
-    MIX_PARAMS,
-    ONE_MIX,
-    ScalarMix,
-    mixes_penalty,
-    mixes_report,
-)
 from elmo_experiments.config.registry import (
     AT_LEAST_ONE,
     NO_SETTINGS,
@@ -52,6 +38,20 @@ from elmo_experiments.config.registry import (
 from elmo_experiments.data.fields import lengths_mask
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import ConfigValueError, ElmoError
+from elmo_experiments.modules.embedders.activation_cache import (
+    CACHE_PARAMS,
+    ActivationCache,
+    configured_cache,
+    read_through,
+    state_digest,
+)
+from elmo_experiments.modules.embedders.scalar_mix import (
+    MIX_PARAMS,
+    ONE_MIX,
+    ScalarMix,
+    mixes_penalty,
+    mixes_report,
+)
 from elmo_experiments.modules.embedders.stack import Embedded
 
 logger = logging.getLogger("elmo_experiments")
