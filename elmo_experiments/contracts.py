@@ -13,14 +13,20 @@ stack's, i.e. the ELMo scalar mixes' λ·||w||²). Its modules may have ``cachin
 depend on an activation cache that a resumed run refills), ``cache`` (the ``ActivationCache``
 that ``fill-cache`` fills) and ``mix_report()`` (the learned layer weights logged each epoch).
 
+A trainer callback must have ``on_start``, ``on_batch``, ``on_epoch`` and ``on_end``
+(``training.callbacks.Callback``). It may have ``set_batches_per_epoch(count)``, the step
+events ``on_before_backward``, ``on_after_backward``, ``on_before_optimizer_step`` and
+``on_after_optimizer_step``, and ``state_dict()``/``load_state_dict(state)`` (kept in
+``last.pt``, so a resumed run's callback continues where it was).
+
 The optional hooks are looked up here and nowhere else: the trainer, evaluation, prediction
 and the cache filler call the accessors below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import torch
 
@@ -174,7 +180,63 @@ def mix_placements(model: torch.nn.Module) -> dict[str, bool]:
             if isinstance(module, MixReporting)}
 
 
-# -- trainer callbacks -------------------------------------------------------------------------
+# -- trainer callbacks ------------------------------------------------------------------------
+@runtime_checkable
+class NumbersBatches(Protocol):
+    """May: told the batches per epoch before training (to number batches run-wide)."""
+
+    def set_batches_per_epoch(self, count: int) -> None: ...
+
+
+@runtime_checkable
+class BeforeBackward(Protocol):
+    """May: the batch's objective (fp32, unscaled), before its backward pass."""
+
+    def on_before_backward(self, epoch: int, batch: int, loss: torch.Tensor) -> None: ...
+
+
+@runtime_checkable
+class AfterBackward(Protocol):
+    """May: after a batch's backward pass (its gradients added to the step's)."""
+
+    def on_after_backward(self, epoch: int, batch: int) -> None: ...
+
+
+@runtime_checkable
+class BeforeOptimizerStep(Protocol):
+    """May: before the optimizer steps (gradients summed, clipped and finite)."""
+
+    def on_before_optimizer_step(self, epoch: int, batch: int,
+                                 optimizer: torch.optim.Optimizer) -> None: ...
+
+
+@runtime_checkable
+class AfterOptimizerStep(Protocol):
+    """May: after the optimizer stepped (under fp16, a step the loss scaler skipped for an
+    overflow counts: the batches are reported skipped)."""
+
+    def on_after_optimizer_step(self, epoch: int, batch: int,
+                                optimizer: torch.optim.Optimizer) -> None: ...
+
+
+@runtime_checkable
+class Stateful(Protocol):
+    """May: state that ``last.pt`` keeps (plain values and tensors: it is loaded with
+    ``weights_only``) and a resumed run gives back."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+Hook = TypeVar("Hook")
+
+
+def with_hook(callbacks: Iterable[Any], hook: type[Hook]) -> list[Hook]:
+    """The callbacks that have the optional ``hook`` (one of the Protocols above), in order."""
+    return [callback for callback in callbacks if isinstance(callback, hook)]
+
+
 @runtime_checkable
 class AddsToRecord(Protocol):
     """A callback that adds entries to each epoch's record before the trainer writes it

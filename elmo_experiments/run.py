@@ -32,32 +32,18 @@ from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.training.archive import extract_archive, loading_config, write_archive
 from elmo_experiments.training.callbacks import Callback
-from elmo_experiments.training.distributed import (
-    World,
-    global_settings,
-    sharded,
-    stop_on_lost_rank,
-    world_from_env,
-)
+from elmo_experiments.training.distributed import global_settings, sharded, world_from_env
 from elmo_experiments.training.evaluation import evaluate
+from elmo_experiments.training.recipe import Built, Opened, SessionRequest, run_session
 from elmo_experiments.training.run_dir import (
-    check_run_dir,
     describe,
     load_checkpoint,
     read_config,
     verify_checkpoint,
 )
 from elmo_experiments.training.run_identity import identity
-from elmo_experiments.training.run_lock import run_dir_lock
-from elmo_experiments.training.session import (
-    finish,
-    fit,
-    open_run,
-    seed_everything,
-    set_up,
-    setup_logging,
-    summary,
-)
+from elmo_experiments.training.session import set_up
+from elmo_experiments.training.trainer import Trainer
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -184,87 +170,100 @@ def train(
     Everything that can fail on the config or the data (reading, vocabulary, building the model)
     happens before the run directory is touched, so ``--force`` never wipes a run for nothing.
     Launched by ``torchrun``, every process trains its share of each batch (``distributed``).
-    The run directory is locked against other writers throughout (``run_lock``).
+    The run directory is locked against other writers throughout (``run_lock``); the session
+    itself is ``recipe.run_session``'s, with a ``TaskAssembly``.
     """
     world = world_from_env()
     reads: dict[str, str] = {}
     config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
     experiment = validate_experiment(config, source=str(config_path), check_paths=True)
-    run_dir = Path(serialization_dir)
-    with stop_on_lost_rank(run_dir):  # another rank gone: one line, not gloo's tracebacks
-        check_run_dir(run_dir, force=force, recover=recover)
-        world.barrier()  # every rank has looked at the run directory before rank 0 changes it
-        setup_logging(None, world)
-        what = identity(config_path, overrides, ext_vars, reads, experiment.raw)
-        with run_dir_lock(run_dir, world):  # one writer at a time, from here to the end
-            return _train(experiment, run_dir, recover, force, str(config_path),
-                          callbacks or [], what, world)
+    request = SessionRequest(
+        run_dir=Path(serialization_dir), config=experiment.raw, source=str(config_path),
+        what=identity(config_path, overrides, ext_vars, reads, experiment.raw),
+        seeds=experiment.values, trainer=experiment["trainer"], force=force, recover=recover,
+        world=world)
+    return run_session(request, TaskAssembly(experiment, callbacks or []))
 
 
-def _train(experiment: Experiment, run_dir: Path, recover: bool, force: bool, source: str,
-           extra_callbacks: list[Callback], what: dict[str, Any], world: World
-           ) -> dict[str, Any]:
-    seed = seed_everything(experiment.values)
-    paths = data_paths(experiment)
-    used_sample = warn_if_sample(paths)
-    reader, evaluation_reader = build_readers(experiment)
-    # a reader that may read several files for one path (a folder, a split of one) lists them
-    # with its optional ``files(path)`` (docs/framework.md)
-    readers = {"train": reader, "validation": evaluation_reader, "test": evaluation_reader}
-    files_of = {split: r.files for split, r in readers.items() if isinstance(r, ListsFiles)}
-    data_record = {**provenance(paths, files_of), "embedded_sample": used_sample}  # as read
-    datasets = read_datasets(experiment, reader, evaluation_reader)
-    data_record["train_instances"] = len(datasets["train"])
-    vocab_dir = run_dir / "vocabulary"
-    resuming = recover and (run_dir / "config.json").is_file()
-    saved = resuming and (vocab_dir / "namespaces.json").is_file()
-    resuming, saved = world.broadcast((resuming, saved))  # rank 0's look, before it changes
-    # anything
-    if resuming and not saved and (run_dir / "last.pt").is_file():
-        raise RunDirError(f"{vocab_dir}: missing or incomplete, but last.pt was trained with "
-                          f"it; the run cannot resume (start it afresh with --force)")
-    vocab = (Vocabulary.load(vocab_dir) if saved
-             else training_vocabulary(experiment, reader, evaluation_reader, datasets))
-    model = build_model(experiment, reader, vocab)
-    dataset_metric = build_dataset_metric(experiment, evaluation_reader, vocab)
-    try:
-        limit = experiment["data_loader"]["max_instance_tokens"]
-        indexed = {split: index_instances(data, reader.fields, vocab, source=str(paths[split]),
-                                          max_instance_tokens=limit)
-                   for split, data in datasets.items()}
-    except DataError as error:
-        if not saved:
-            raise
-        raise DataError(f"{vocab_dir}: the run's saved vocabulary does not fit its data (was "
-                        f"it changed?): {error}") from None
-    settings = global_settings(experiment["data_loader"], world)  # batch sizes are per rank
-    loaders = {split: sharded(InstanceLoader(data, reader.fields, settings, seed,
-                                             train=split == "train"), world, split == "train")
-               for split, data in indexed.items()}
-    setup = set_up(model, experiment["trainer"], dataset_metric, extra_callbacks, world)
-    if world.main:  # the learned mixes: recorded, logged and plotted each epoch
-        setup.callbacks.extend(mix_logs(model, setup.callbacks))
-    # everything that can fail on the config or the data has been tried: now wipe or create
-    recover = open_run(run_dir, force, recover, experiment.raw, source, what,
-                       lambda: None if saved else vocab.save(vocab_dir), world)
-    description = describe(experiment.raw, Vocabulary.digest(vocab_dir))
-    logger.info("training on %d instances", len(indexed["train"]))
-    trainer, best = fit(setup, loaders["train"], loaders.get("validation"),
-                        experiment["trainer"], run_dir, experiment.raw, recover, description,
-                        world)
-    metrics = summary(trainer, best)
-    fault_point("run:test_evaluation")
-    if experiment["evaluate_on_test"] and "test" in loaders:
-        test = evaluate(model, loaders["test"], amp=experiment["trainer"].get("amp"),
-                        dataset_metric=dataset_metric, world=world)
-        metrics.update({f"test_{k}": v for k, v in test.items()})
-        logger.info("test: %s", json.dumps({k: round(v, 4) for k, v in test.items()
-                                             if isinstance(v, float) and "-" not in k}))
-    metrics["data"] = data_record
-    metrics = finish(trainer, run_dir, metrics)
-    if world.main and (run_dir / "best.pt").is_file():
-        logger.info("archive: %s", write_archive(run_dir))
-    return metrics
+class TaskAssembly:
+    """Task training's part of a session: readers, data, vocabulary, model, dataset metric;
+    the test evaluation and the model archive at the end."""
+
+    def __init__(self, experiment: Experiment, extra_callbacks: list[Callback]) -> None:
+        self.experiment = experiment
+        self.extra_callbacks = extra_callbacks
+
+    def assemble(self, request: SessionRequest, seed: int) -> Built:
+        experiment, run_dir, world = self.experiment, request.run_dir, request.world
+        self.run_dir, self.world = run_dir, world
+        paths = data_paths(experiment)
+        used_sample = warn_if_sample(paths)
+        reader, evaluation_reader = build_readers(experiment)
+        # a reader that may read several files for one path (a folder, a split of one) lists
+        # them with its optional ``files(path)`` (docs/framework.md)
+        readers = {"train": reader, "validation": evaluation_reader, "test": evaluation_reader}
+        files_of = {split: r.files for split, r in readers.items() if isinstance(r, ListsFiles)}
+        self.data_record = {**provenance(paths, files_of), "embedded_sample": used_sample}
+        datasets = read_datasets(experiment, reader, evaluation_reader)
+        self.data_record["train_instances"] = len(datasets["train"])
+        self.vocab_dir = vocab_dir = run_dir / "vocabulary"
+        resuming = request.recover and (run_dir / "config.json").is_file()
+        saved = resuming and (vocab_dir / "namespaces.json").is_file()
+        resuming, saved = world.broadcast((resuming, saved))  # rank 0's look, before it
+        # changes anything
+        if resuming and not saved and (run_dir / "last.pt").is_file():
+            raise RunDirError(f"{vocab_dir}: missing or incomplete, but last.pt was trained "
+                              f"with it; the run cannot resume (start it afresh with --force)")
+        vocab = (Vocabulary.load(vocab_dir) if saved
+                 else training_vocabulary(experiment, reader, evaluation_reader, datasets))
+        self.model = model = build_model(experiment, reader, vocab)
+        self.dataset_metric = build_dataset_metric(experiment, evaluation_reader, vocab)
+        try:
+            limit = experiment["data_loader"]["max_instance_tokens"]
+            indexed = {split: index_instances(data, reader.fields, vocab,
+                                              source=str(paths[split]),
+                                              max_instance_tokens=limit)
+                       for split, data in datasets.items()}
+        except DataError as error:
+            if not saved:
+                raise
+            raise DataError(f"{vocab_dir}: the run's saved vocabulary does not fit its data "
+                            f"(was it changed?): {error}") from None
+        settings = global_settings(experiment["data_loader"], world)  # batch sizes are per rank
+        self.loaders = {split: sharded(InstanceLoader(data, reader.fields, settings, seed,
+                                                      train=split == "train"),
+                                       world, split == "train")
+                        for split, data in indexed.items()}
+        self.train_instances = len(indexed["train"])
+        setup = set_up(model, experiment["trainer"], self.dataset_metric, self.extra_callbacks,
+                       world)
+        if world.main:  # the learned mixes: recorded, logged and plotted each epoch
+            setup.callbacks.extend(mix_logs(model, setup.callbacks))
+        return Built(setup, lambda: None if saved else vocab.save(vocab_dir))
+
+    def opened(self, recover: bool) -> Opened:
+        logger.info("training on %d instances", self.train_instances)
+        return Opened(self.loaders["train"], self.loaders.get("validation"),
+                      Vocabulary.digest(self.vocab_dir))
+
+    def conclude(self, trainer: Trainer, metrics: dict[str, Any]) -> dict[str, Any]:
+        """The test figures (``evaluate_on_test``) and the data's provenance."""
+        experiment = self.experiment
+        fault_point("run:test_evaluation")
+        if experiment["evaluate_on_test"] and "test" in self.loaders:
+            test = evaluate(self.model, self.loaders["test"],
+                            amp=experiment["trainer"].get("amp"),
+                            dataset_metric=self.dataset_metric, world=self.world)
+            metrics.update({f"test_{k}": v for k, v in test.items()})
+            logger.info("test: %s", json.dumps({k: round(v, 4) for k, v in test.items()
+                                                 if isinstance(v, float) and "-" not in k}))
+        metrics["data"] = self.data_record
+        return metrics
+
+    def finished(self, metrics: dict[str, Any]) -> None:
+        """The model archive (rank 0, when there are best weights)."""
+        if self.world.main and (self.run_dir / "best.pt").is_file():
+            logger.info("archive: %s", write_archive(self.run_dir))
 
 
 def load_run(run_dir: str | Path, weights: str = "best.pt", device: str = "cpu") -> Assembled:

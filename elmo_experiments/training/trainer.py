@@ -26,6 +26,8 @@ from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric, compute_all, metric_names
 from elmo_experiments.precision import AMP_CHOICES, autocast, effective_precision, grad_scaler
 from elmo_experiments.progress import progress
+from elmo_experiments.training.accumulation import AccumulatedStep
+from elmo_experiments.training.callback_events import CallbackEvents
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.distributed import (
     SINGLE,
@@ -34,11 +36,13 @@ from elmo_experiments.training.distributed import (
     summed_metric_states,
 )
 from elmo_experiments.training.evaluation import Loader, evaluate
+from elmo_experiments.training.loss_scaling import LossScaling
 from elmo_experiments.training.moving_average import (
     MOVING_AVERAGE_PARAMS,
     MovingAverage,
     maybe_applied,
 )
+from elmo_experiments.training.nonfinite import NonFiniteGuard
 from elmo_experiments.training.run_dir import (
     load_checkpoint,
     save_checkpoint,
@@ -156,6 +160,7 @@ class Trainer:
         self.settings = settings
         self.run_dir = run_dir
         self.callbacks = callbacks
+        self.events = CallbackEvents(callbacks)
         self.description = description or {}  # what checkpoints say about themselves
         self.dataset_metric = dataset_metric  # scores each validation pass as a whole
         metric = settings["validation_metric"]
@@ -166,7 +171,17 @@ class Trainer:
         self.stop_signal: int | None = None  # set by the SIGINT/SIGTERM handler
         average = settings.get("moving_average")
         self.average = MovingAverage(model, average["decay"]) if average else None
-        self.scaler = grad_scaler(settings.get("amp"), next(model.parameters()).device.type)
+        self.loss_scaling = LossScaling(
+            grad_scaler(settings.get("amp"), next(model.parameters()).device.type))
+
+    @property
+    def scaler(self) -> torch.amp.GradScaler:
+        """fp16's loss scaler (disabled otherwise)."""
+        return self.loss_scaling.scaler
+
+    @scaler.setter
+    def scaler(self, scaler: torch.amp.GradScaler) -> None:
+        self.loss_scaling.scaler = scaler
 
     # -- checkpoints -------------------------------------------------------------------------
     def _save_last(self, partial: dict[str, Any] | None = None) -> None:
@@ -181,7 +196,8 @@ class Trainer:
             "moving_average": self.average.state_dict() if self.average is not None else None,
             "state": self.state.__dict__,
             "partial": partial,
-            "scaler": self.scaler.state_dict() if self.scaler.is_enabled() else None,
+            "scaler": self.loss_scaling.state_dict(),
+            "callbacks": self.events.state_dict(),  # rank 0's: callbacks run there only
             "torch_rng": rngs[0]["torch"],  # rank 0's (and the only one in one process)
             "cuda_rng": rngs[0]["cuda"],
             "rank_rngs": rngs if self.world.distributed else None,
@@ -218,8 +234,8 @@ class Trainer:
                            self.partial.get("processes", 1), self.world.size,
                            self.state.epoch + 1)
             self.partial = None
-        if self.scaler.is_enabled() and checkpoint.get("scaler"):
-            self.scaler.load_state_dict(checkpoint["scaler"])
+        self.loss_scaling.load_state_dict(checkpoint.get("scaler"))
+        self.events.load_state_dict(checkpoint.get("callbacks") or {}, path)
         if self.partial and self.partial["metrics"] is not None and not self.world.main:
             self.partial = {**self.partial, "metrics": None}  # rank 0 holds all ranks' sums
         self._refill_caches()
@@ -270,8 +286,9 @@ class Trainer:
         total_loss, batches, skipped = partial["loss"], partial["batches"], partial["skipped"]
         count = (self.train_loader.num_batches(epoch)
                  if hasattr(self.train_loader, "num_batches") else len(self.train_loader))
-        every = self.settings.get("accumulation_steps", 1)
-        fp16 = self.scaler.is_enabled()
+        step = AccumulatedStep(self.settings.get("accumulation_steps", 1), count)
+        guard = NonFiniteGuard(self.settings["on_nonfinite"], self.loss_scaling.enabled,
+                               self.world.distributed)
         bar = progress(
             islice(self.train_loader.batches(epoch), batches, None),
             total=count, initial=batches, unit="batch",
@@ -280,64 +297,22 @@ class Trainer:
         )
         device = next(self.model.parameters()).device
         tokens, start = partial["tokens"], time.perf_counter() - partial["elapsed"]
-        step_loss, step_tokens, step_batches, step_size, problem = 0.0, 0, 0, 1, None
         for batch in bar:
-            first = step_batches == 0
-            if first:
-                step_size = min(every, count - batches)  # batches in this optimizer step
-            batches, step_batches = batches + 1, step_batches + 1
-            step_tokens += batch.num_tokens  # text tokens, for the tokens/s figure
+            first = step.add(batches, batch.num_tokens)
+            batches += 1
             batch = batch.to(device)
             if first:
                 self.optimizer.zero_grad(set_to_none=True)
-            last = step_batches == step_size
-            with self._synchronised(last):
-                with autocast(self.settings.get("amp"), device.type):  # backward outside it
-                    output = self.forward_model(**batch.arguments())
-                    # the per-batch objective: the model's loss plus its penalty (the mixes')
-                    loss = objective(self.model, output)
-                finite = bool(torch.isfinite(loss))
-                # every rank joins the gradient sum; under fp16 a non-finite loss is an
-                # overflow like any other, which the loss scale deals with
-                if finite or self.world.distributed or fp16:
-                    self.scaler.scale(loss * (batch.weight / step_size)).backward()
-            if finite:
-                step_loss += loss.item() * batch.weight
-            elif problem is None and not fp16:
-                problem = f"the loss is {loss.item()}"
-            if not last:
+            self._forward_backward(epoch, batches, batch, step, guard, device)
+            if not step.last:
                 continue
-            if problem is None:
-                problem = self._clip_and_check()
-            step_loss, step_tokens, failed, stop = self.world.sum(
-                [step_loss, step_tokens, problem is not None, self.stop_signal is not None])
-            tokens += int(step_tokens)
-            if failed and problem is None:
-                problem = "a non-finite loss or gradient on another rank"
-            if problem is None and fp16:
-                scale = self.scaler.get_scale()
-                self.scaler.step(self.optimizer)  # skipped when the gradients overflowed
-                self.scaler.update()
-                if self.scaler.get_scale() < scale:  # they did: the scale went down
-                    problem = f"fp16 overflow (loss scale {scale:g} -> " \
-                              f"{self.scaler.get_scale():g})"
-                    skipped += step_batches
-                    logger.info("epoch %d batch %d: %s; step skipped", epoch + 1, batches,
-                                problem)
-            elif problem is None:
-                self.optimizer.step()
-            elif self.settings["on_nonfinite"] == "stop":
-                self._stop_nonfinite(epoch, batches, problem, skippable=True)
-            else:
-                skipped += step_batches
-                logger.warning("epoch %d batch %d: %s; batch skipped", epoch + 1, batches,
-                               problem)
-                self.optimizer.zero_grad(set_to_none=True)
-            if problem is None:
-                if self.average is not None:
-                    self.average.update(self.model)
-                total_loss += step_loss / self.world.size
-            step_loss, step_tokens, step_batches, problem = 0.0, 0, 0, None
+            loss, step_tokens, step_skipped, stop = self._end_step(epoch, batches, step, guard)
+            tokens += step_tokens
+            skipped += step_skipped
+            if loss is not None:
+                total_loss += loss
+            step.reset()
+            guard.reset()
             logs = {"loss": total_loss / max(batches - skipped, 1)}
             metrics = compute_all(self.model.metrics)  # this rank's, while the epoch runs
             if self.metric_name in metrics:
@@ -346,8 +321,7 @@ class Trainer:
             if tokens:
                 shown["tok/s"] = f"{tokens / (time.perf_counter() - start):.0f}"
             bar.set_postfix(shown, refresh=False)
-            for callback in self.callbacks:
-                callback.on_batch(epoch, batches, logs)
+            self.events.batch(epoch, batches, logs)
             fault_point(f"trainer:epoch:{epoch + 1}:batch:{batches}")
             if self.world.distributed:  # all ranks stop at the same step: a signal that
                 # came after this step's sum counts at the next step
@@ -372,6 +346,54 @@ class Trainer:
             metrics["skipped_batches"] = skipped
         return {"loss": total_loss / max(batches - skipped, 1), **metrics}
 
+    def _forward_backward(self, epoch: int, batches: int, batch: Any, step: AccumulatedStep,
+                          guard: NonFiniteGuard, device: torch.device) -> None:
+        """One batch's forward and backward pass; its loss joins the step's."""
+        with self._synchronised(step.last):
+            with autocast(self.settings.get("amp"), device.type):  # backward outside it
+                output = self.forward_model(**batch.arguments())
+                # the per-batch objective: the model's loss plus its penalty (the mixes')
+                loss = objective(self.model, output)
+            finite = bool(torch.isfinite(loss))
+            if guard.backward_anyway(finite):
+                self.events.before_backward(epoch, batches, loss)
+                self.loss_scaling.backward(loss * step.share(batch.weight))
+                self.events.after_backward(epoch, batches)
+        if finite:
+            step.loss += loss.item() * batch.weight
+        else:
+            guard.loss(loss)
+
+    def _end_step(self, epoch: int, batches: int, step: AccumulatedStep,
+                  guard: NonFiniteGuard) -> tuple[float | None, int, int, Any]:
+        """Clip, combine the ranks' figures, and step the optimizer, or skip the step or stop
+        on a non-finite figure. Returns what the step adds to the epoch's loss (None: nothing), its
+        tokens (all ranks'), its skipped batches, and whether any rank was asked to stop."""
+        guard.gradients(self._clip_and_check)
+        step_loss, step_tokens, failed, stop = self.world.sum(
+            [step.loss, step.tokens, guard.problem is not None, self.stop_signal is not None])
+        guard.elsewhere(failed)
+        problem, skipped = guard.problem, 0
+        if problem is None:
+            self.events.before_optimizer_step(epoch, batches, self.optimizer)
+            problem = self.loss_scaling.step(self.optimizer)
+            self.events.after_optimizer_step(epoch, batches, self.optimizer)
+            if problem is not None:  # an fp16 overflow: the scaler skipped the step
+                skipped = step.batches
+                logger.info("epoch %d batch %d: %s; step skipped", epoch + 1, batches, problem)
+        elif guard.stops:
+            self._stop_nonfinite(epoch, batches, problem, skippable=True)
+        else:
+            skipped = step.batches
+            logger.warning("epoch %d batch %d: %s; batch skipped", epoch + 1, batches, problem)
+            self.optimizer.zero_grad(set_to_none=True)
+        loss = None
+        if problem is None:
+            if self.average is not None:
+                self.average.update(self.model)
+            loss = step_loss / self.world.size
+        return loss, int(step_tokens), skipped, stop
+
     def _synchronised(self, last: bool) -> Any:
         """DistributedDataParallel sums gradients across ranks on the last batch of a step
         only; the others accumulate locally."""
@@ -382,15 +404,14 @@ class Trainer:
     def _clip_and_check(self) -> str | None:
         """Clip as configured; a description of a non-finite gradient, or None."""
         parameters = [p for p in self.model.parameters() if p.grad is not None]
-        if self.scaler.is_enabled():  # clip the true gradients, not the scaled ones
-            self.scaler.unscale_(self.optimizer)
+        self.loss_scaling.unscale(self.optimizer)  # clip the true gradients, not the scaled
         if self.settings["grad_clipping"] is not None:
             torch.nn.utils.clip_grad_value_(parameters, self.settings["grad_clipping"])
         if self.settings["grad_norm"] is not None:
             norm = torch.nn.utils.clip_grad_norm_(parameters, self.settings["grad_norm"])
         else:
             norm = torch.nn.utils.get_total_norm([p.grad for p in parameters])
-        if self.scaler.is_enabled():  # an fp16 overflow: the scaler skips the step and
+        if self.loss_scaling.enabled:  # an fp16 overflow: the scaler skips the step and
             return None  # lowers the scale (that is its job, not a failure; counted as skipped)
         return None if torch.isfinite(norm) else f"the gradient norm is {norm.item()}"
 
@@ -430,9 +451,7 @@ class Trainer:
                                 self.settings["validation_metric"])
         # said once, at the start: bf16 on a CPU without bf16 units runs in fp32 (autocast)
         effective_precision(self.settings.get("amp"), next(self.model.parameters()).device.type)
-        for callback in self.callbacks:  # optional hook: callbacks that number batches run-wide
-            if hasattr(callback, "set_batches_per_epoch"):
-                callback.set_batches_per_epoch(len(self.train_loader))
+        self.events.batches_per_epoch(len(self.train_loader))  # numbering batches run-wide
         with stop_signals(self):
             self._epochs()
         return self.state.history[self.state.best_epoch - 1] if self.state.best_epoch else {}
@@ -458,12 +477,11 @@ class Trainer:
             self.state.history.append(record)
             if self.world.main:
                 write_json(self.run_dir / f"metrics_epoch_{epoch + 1}.json", record)
-            self._save_last()
             logger.info("epoch %d/%d %s %.4f (best %.4f at epoch %d) in %.1fs", epoch + 1,
                         num_epochs, self.metric_name, value, self.state.best_value,
                         self.state.best_epoch, record["duration_s"])
-            for callback in self.callbacks:
-                callback.on_epoch(epoch + 1, record)
+            self.events.epoch(epoch + 1, record)  # before last.pt, which keeps the callbacks'
+            self._save_last()  # state as of the epoch's end (on_epoch included)
             if patience is not None and self.state.bad_epochs >= patience:
                 logger.info("no improvement in %d epochs; stopping", patience)
                 break

@@ -18,7 +18,8 @@ FAST = ["trainer.num_epochs=4", "trainer.patience=null", "trainer.progress_bar=f
 
 
 class StopAt:
-    """Raises KeyboardInterrupt at a given epoch (after its checkpoint) or batch."""
+    """Raises KeyboardInterrupt at a given epoch (in its ``on_epoch``, before its
+    checkpoint: the epoch is trained again) or batch."""
 
     def __init__(self, epoch: int, batch: int | None = None) -> None:
         self.epoch, self.batch = epoch, batch

@@ -48,25 +48,16 @@ from elmo_experiments.training.distributed import (
     world_from_env,
 )
 from elmo_experiments.training.evaluation import evaluate
+from elmo_experiments.training.recipe import Built, Opened, SessionRequest, run_session
 from elmo_experiments.training.run_dir import (
-    check_run_dir,
     describe,
     load_checkpoint,
     read_config,
     verify_checkpoint,
 )
 from elmo_experiments.training.run_identity import identity
-from elmo_experiments.training.run_lock import run_dir_lock
-from elmo_experiments.training.session import (
-    finish,
-    fit,
-    open_run,
-    seed_everything,
-    set_up,
-    setup_logging,
-    summary,
-)
-from elmo_experiments.training.trainer import TRAINER_PARAMS
+from elmo_experiments.training.session import set_up
+from elmo_experiments.training.trainer import TRAINER_PARAMS, Trainer
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -240,103 +231,115 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
 
     The corpus is prepared (or checked) before the run directory is touched, so ``--force``
     never wipes a run for a corpus that cannot be read. Under ``torchrun``, a rank that ends
-    mid-run stops the others with one line (``stop_on_lost_rank``)."""
+    mid-run stops the others with one line (``stop_on_lost_rank``). The session itself is
+    ``recipe.run_session``'s, with a ``PretrainingAssembly``."""
     with stop_on_lost_rank(Path(serialization_dir)):
-        return _pretrain(config_path, serialization_dir, ext_vars, overrides, force, recover,
-                         init_dir)
-
-
-def _pretrain(config_path: str | Path, serialization_dir: str | Path,
-              ext_vars: dict[str, str] | None, overrides: list[str] | None, force: bool,
-              recover: bool, init_dir: str | None) -> dict[str, Any]:
-    reads: dict[str, str] = {}
-    config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
-    init_files = resolve_weights(init_dir) if init_dir else None
-    if init_files:  # the architecture is the continued biLM's
-        config["model"] = continued_model(config.get("model"), init_files[0], str(config_path))
-    values = validate_pretrain(config, str(config_path))
-    what = identity(config_path, overrides, ext_vars, reads, config)
-    if init_files:
-        what["init_from"] = {"name": init_dir, "path": str(init_files[1].parent),
-                             "sha1": weights_digest(*init_files)}
-    run_dir = Path(serialization_dir)
-    world = world_from_env()
-    check_run_dir(run_dir, force=force, recover=recover)
-    world.barrier()  # every rank has looked at the run directory before rank 0 changes it
-    setup_logging(None, world)
-    with run_dir_lock(run_dir, world):  # one writer at a time, from here to the end
-        return _pretrain(values, config, str(config_path), what, init_files, run_dir, force,
-                         recover, world)
-
-
-def _pretrain(values: dict[str, Any], config: dict[str, Any], config_source: str,
-              what: dict[str, Any], init_files: tuple[Path, Path] | None, run_dir: Path,
-              force: bool, recover: bool, world: World) -> dict[str, Any]:
-    resuming = world.broadcast(recover and (run_dir / "config.json").is_file())  # rank 0's
-    # look, before it changes anything
-    used_sample = warn_if_sample({f"train {i}": source["path"] for i, source
-                                  in enumerate(values["corpus"]["train"])})
-    corpus, staged = _corpus_first(values["corpus"], run_dir, resuming, world)
-    try:
-        seed = seed_everything({"random_seed": values["random_seed"], "numpy_seed": None,
-                                "pytorch_seed": None})
-        vocab_file = run_dir / VOCAB_FILE
-        saved = resuming and vocab_file.is_file()
-        if saved:
-            vocab = SoftmaxVocabulary.load(vocab_file)
-        elif init_files and (init_files[1].parent / VOCAB_FILE).is_file():  # keep its words
-            vocab = SoftmaxVocabulary.load(init_files[1].parent / VOCAB_FILE)
-        else:
-            vocab = SoftmaxVocabulary.from_corpus(corpus, values["corpus"]["vocab_size"],
-                                                  values["corpus"]["min_count"])
-        model = values["model"].build(vocab_size=len(vocab), seed=seed)
+        reads: dict[str, str] = {}
+        config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
+        init_files = resolve_weights(init_dir) if init_dir else None
+        if init_files:  # the architecture is the continued biLM's
+            config["model"] = continued_model(config.get("model"), init_files[0],
+                                              str(config_path))
+        values = validate_pretrain(config, str(config_path))
+        what = identity(config_path, overrides, ext_vars, reads, config)
         if init_files:
-            what["init_from"]["carried_over"] = parts = carried_over(vocab, init_files[1])
-            if not (resuming and (run_dir / "last.pt").is_file()):
-                init_from(model, init_files[1], parts)
-        loader = values["data_loader"]
-        if not len(LmLoader(corpus, "heldout", vocab, loader, seed, train=False).spans):
-            raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
-                            "corpus.heldout_every (model selection needs held-out sentences)")
-        setup = set_up(model, values["trainer"], world=world)
-    except BaseException:
-        if staged and world.main:
-            shutil.rmtree(corpus.directory, ignore_errors=True)
-        raise
-    # everything that can fail on the config or the corpus has been tried: now wipe or create
+            what["init_from"] = {"name": init_dir, "path": str(init_files[1].parent),
+                                 "sha1": weights_digest(*init_files)}
+        request = SessionRequest(
+            run_dir=Path(serialization_dir), config=config, source=str(config_path), what=what,
+            seeds={"random_seed": values["random_seed"], "numpy_seed": None,
+                   "pytorch_seed": None},
+            trainer=values["trainer"], force=force, recover=recover, world=world_from_env())
+        return run_session(request, PretrainingAssembly(values, init_files))
 
-    def write_first() -> None:  # the corpus and the vocabulary, before config.json
-        if staged:
-            os.replace(corpus.directory, run_dir / "corpus")
-        if not saved:
-            vocab.save(vocab_file)
 
-    recover = open_run(run_dir, force, recover, config, config_source, what, write_first, world,
-                       keep=(corpus.directory.name,) if staged else ())
-    if staged:  # rank 0 has moved it in
-        corpus = PreparedCorpus.load(run_dir / "corpus")
-    loader = global_settings(loader, world)  # batch sizes are per rank
+class PretrainingAssembly:
+    """Pretraining's part of a session: the prepared corpus, the softmax vocabulary, the LM
+    (from ``--init-from``'s biLM when given); the other splits' perplexities and the export
+    of the best biLM at the end."""
 
-    def lm_loader(split: str, train: bool = False) -> Any:
-        return sharded(LmLoader(corpus, split, vocab, loader, seed, train=train), world, train)
+    def __init__(self, values: dict[str, Any], init_files: tuple[Path, Path] | None) -> None:
+        self.values = values
+        self.init_files = init_files
 
-    description = describe(config, sha1_of(vocab_file))
-    trainer, best = fit(setup, lm_loader("train", train=True), lm_loader("heldout"),
-                        values["trainer"], run_dir, config, recover, description, world)
-    model.to("cpu")
-    metrics = summary(trainer, best)
-    metrics["corpus"] = read_prepared_json(corpus.directory / "summary.json")
-    metrics["embedded_sample"] = used_sample
-    if init_files:
-        metrics["init_from"] = what["init_from"]
-    for split in corpus.splits():
-        if split not in ("train", "heldout"):
-            result = evaluate(model, lm_loader(split), amp=values["trainer"].get("amp"),
-                              world=world)
-            metrics.update({f"{split}_{k}": v for k, v in result.items()})
-    if world.main:
-        export_bilm(model, vocab, run_dir / "bilm")
-    return finish(trainer, run_dir, metrics)
+    def assemble(self, request: SessionRequest, seed: int) -> Built:
+        values, init_files, run_dir, world = (self.values, self.init_files, request.run_dir,
+                                              request.world)
+        self.run_dir, self.world, self.seed, self.what = run_dir, world, seed, request.what
+        resuming = world.broadcast(request.recover and (run_dir / "config.json").is_file())
+        # rank 0's look, before it changes anything
+        self.used_sample = warn_if_sample({f"train {i}": source["path"] for i, source
+                                           in enumerate(values["corpus"]["train"])})
+        corpus, staged = _corpus_first(values["corpus"], run_dir, resuming, world)
+        self.corpus, self.staged = corpus, staged
+        try:
+            vocab_file = self.vocab_file = run_dir / VOCAB_FILE
+            saved = resuming and vocab_file.is_file()
+            if saved:
+                vocab = SoftmaxVocabulary.load(vocab_file)
+            elif init_files and (init_files[1].parent / VOCAB_FILE).is_file():  # keep its words
+                vocab = SoftmaxVocabulary.load(init_files[1].parent / VOCAB_FILE)
+            else:
+                vocab = SoftmaxVocabulary.from_corpus(corpus, values["corpus"]["vocab_size"],
+                                                      values["corpus"]["min_count"])
+            self.vocab = vocab
+            self.model = model = values["model"].build(vocab_size=len(vocab), seed=seed)
+            if init_files:
+                self.what["init_from"]["carried_over"] = parts = carried_over(vocab,
+                                                                              init_files[1])
+                if not (resuming and (run_dir / "last.pt").is_file()):
+                    init_from(model, init_files[1], parts)
+            loader = values["data_loader"]
+            if not len(LmLoader(corpus, "heldout", vocab, loader, seed, train=False).spans):
+                raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
+                                "corpus.heldout_every (model selection needs held-out "
+                                "sentences)")
+            setup = set_up(model, values["trainer"], world=world)
+        except BaseException:
+            if staged and world.main:
+                shutil.rmtree(corpus.directory, ignore_errors=True)
+            raise
+
+        def write_first() -> None:  # the corpus and the vocabulary, before config.json
+            if staged:
+                os.replace(corpus.directory, run_dir / "corpus")
+            if not saved:
+                vocab.save(vocab_file)
+
+        return Built(setup, write_first, keep=(corpus.directory.name,) if staged else ())
+
+    def _loader(self, split: str, train: bool = False) -> Any:
+        return sharded(LmLoader(self.corpus, split, self.vocab, self.loader_settings, self.seed,
+                                train=train), self.world, train)
+
+    def opened(self, recover: bool) -> Opened:
+        if self.staged:  # rank 0 has moved it in
+            self.corpus = PreparedCorpus.load(self.run_dir / "corpus")
+        self.loader_settings = global_settings(self.values["data_loader"], self.world)  # batch
+        # sizes are per rank
+        return Opened(self._loader("train", train=True), self._loader("heldout"),
+                      sha1_of(self.vocab_file))
+
+    def conclude(self, trainer: Trainer, metrics: dict[str, Any]) -> dict[str, Any]:
+        """The corpus summary, the evaluation splits' perplexities, and the export of the
+        best biLM to ``<run>/bilm`` (rank 0)."""
+        model, corpus = self.model, self.corpus
+        model.to("cpu")
+        metrics["corpus"] = read_prepared_json(corpus.directory / "summary.json")
+        metrics["embedded_sample"] = self.used_sample
+        if self.init_files:
+            metrics["init_from"] = self.what["init_from"]
+        for split in corpus.splits():
+            if split not in ("train", "heldout"):
+                result = evaluate(model, self._loader(split),
+                                  amp=self.values["trainer"].get("amp"), world=self.world)
+                metrics.update({f"{split}_{k}": v for k, v in result.items()})
+        if self.world.main:
+            export_bilm(model, self.vocab, self.run_dir / "bilm")
+        return metrics
+
+    def finished(self, metrics: dict[str, Any]) -> None:
+        """Nothing: the export was written before ``metrics.json``."""
 
 
 def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt",

@@ -1,0 +1,110 @@
+"""Callbacks get the step events, and their state lives in ``last.pt``: a run stopped mid-epoch
+(SIGTERM at a fault point, ``elmo_experiments/faults.py``) and resumed with ``--recover``
+gives its callbacks the very state an uninterrupted run's have."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from elmo_experiments.errors import TrainingStopped
+from elmo_experiments.run import train
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "experiments" / "ner_baseline.jsonnet"
+FAST = ["trainer.num_epochs=3", "trainer.patience=null", "trainer.progress_bar=false",
+        "trainer.tensorboard=false", "data_loader.batch_size=8",
+        "trainer.accumulation_steps=2"]
+EVENTS = ("batch", "epoch", "before_backward", "after_backward", "before_step", "after_step")
+
+
+class Counting:
+    """Counts every event, and sums the losses it was shown before backward."""
+
+    def __init__(self) -> None:
+        self.counts = dict.fromkeys(EVENTS, 0)
+        self.loss_sum = 0.0
+        self.order: list[str] = []  # this session's events, in order (not state)
+
+    def _saw(self, event: str) -> None:
+        self.counts[event] += 1
+        self.order.append(event)
+
+    def on_start(self, run_dir: Path, config: dict[str, Any]) -> None:
+        pass
+
+    def on_batch(self, epoch: int, batch: int, logs: dict[str, float]) -> None:
+        self._saw("batch")
+
+    def on_epoch(self, epoch: int, metrics: dict[str, Any]) -> None:
+        self._saw("epoch")
+
+    def on_end(self, metrics: dict[str, Any]) -> None:
+        pass
+
+    def on_before_backward(self, epoch: int, batch: int, loss: torch.Tensor) -> None:
+        self._saw("before_backward")
+        self.loss_sum += loss.item()
+
+    def on_after_backward(self, epoch: int, batch: int) -> None:
+        self._saw("after_backward")
+
+    def on_before_optimizer_step(self, epoch: int, batch: int,
+                                 optimizer: torch.optim.Optimizer) -> None:
+        self._saw("before_step")
+
+    def on_after_optimizer_step(self, epoch: int, batch: int,
+                                optimizer: torch.optim.Optimizer) -> None:
+        self._saw("after_step")
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"counts": dict(self.counts), "loss_sum": self.loss_sum}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.counts = dict(state["counts"])
+        self.loss_sum = state["loss_sum"]
+
+
+@pytest.fixture(autouse=True)
+def _no_data_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory, samples_only: None) -> Counting:
+    counter = Counting()
+    train(CONFIG, tmp_path_factory.mktemp("straight") / "run", overrides=FAST,
+          callbacks=[counter])
+    return counter
+
+
+def test_step_events_come_in_order(uninterrupted: Counting) -> None:
+    counts = uninterrupted.counts
+    assert counts["epoch"] == 3
+    assert counts["before_backward"] == counts["after_backward"] > counts["batch"]
+    assert counts["before_step"] == counts["after_step"] == counts["batch"]  # one per step
+    first_step = uninterrupted.order[:uninterrupted.order.index("batch") + 1]
+    assert first_step == ["before_backward", "after_backward"] * 2 + [
+        "before_step", "after_step", "batch"]  # two batches accumulate into one step
+
+
+# with accumulation_steps=2 a step (and a fault point) ends at every other batch
+@pytest.mark.parametrize("point", ["trainer:epoch:2:batch:4", "trainer:epoch:1:batch:2"])
+def test_a_resumed_callback_continues_exactly(uninterrupted: Counting, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              point: str) -> None:
+    run_dir = tmp_path / "run"
+    monkeypatch.setenv("ELMO_FAULT_AT", point)
+    monkeypatch.setenv("ELMO_FAULT_SIGNAL", "SIGTERM")  # stops with a mid-epoch last.pt
+    first = Counting()
+    with pytest.raises(TrainingStopped, match="--recover"):
+        train(CONFIG, run_dir, overrides=FAST, callbacks=[first])
+    assert first.counts["batch"] < uninterrupted.counts["batch"]
+    monkeypatch.delenv("ELMO_FAULT_AT")
+    resumed = Counting()
+    train(CONFIG, run_dir, overrides=FAST, recover=True, callbacks=[resumed])
+    assert resumed.counts == uninterrupted.counts
+    assert resumed.loss_sum == uninterrupted.loss_sum  # the same losses, bit for bit
