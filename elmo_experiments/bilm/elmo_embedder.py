@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from elmo_experiments.bilm.bidirectional_lm import remove_boundaries
+from elmo_experiments.bilm.external import ELMO_FILES
 from elmo_experiments.bilm.pretrained import resolve_bilm, source_problem, weights_problem
 from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
@@ -154,4 +155,5 @@ register(
                   "(elsewhere fp32 runs unless ELMO_FORCE_BF16=1)"),
     ],
     check=source_problem,
+    external_files=ELMO_FILES,
 )(ElmoTokenEmbedder)

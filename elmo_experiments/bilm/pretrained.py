@@ -12,13 +12,12 @@ biLM is checked against the digests the package pins in code (``shipped_digests.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from elmo_experiments.bilm import shipped_digests
 from elmo_experiments.bilm.weights import OPTIONS_FILE, WEIGHTS_FILE, check_weight_file
-from elmo_experiments.data.files import file_problem, sha256_of
+from elmo_experiments.data.files import cache_root, file_problem, sha256_of
 from elmo_experiments.errors import DataError
 
 _BASE = "https://s3-us-west-2.amazonaws.com/allennlp/models/elmo"
@@ -148,10 +147,6 @@ def verify_shipped(folder: Path) -> None:
 
 def _is_shipped(folder: Path) -> bool:
     return folder.resolve().parent == SHIPPED_ROOT.resolve() and folder.name in shipped()
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("ELMO_CACHE_DIR", Path.home() / ".cache" / "elmo-experiments"))
 
 
 def _download(url: str, target: Path, sha256: str | None, hint: str) -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from elmo_experiments.config.external import ExternalFiles
+
 
 class _Required:
     def __repr__(self) -> str:
@@ -103,6 +105,7 @@ class Entry:
     params: tuple[Param, ...]
     context: tuple[str, ...] = ()
     check: Callable[[dict[str, Any]], str | None] | None = None  # across params, or None
+    external_files: ExternalFiles | None = None  # the files it reads besides its config
 
 
 @dataclass
@@ -136,15 +139,18 @@ def register(
     params: list[Param] | tuple[Param, ...],
     context: tuple[str, ...] = (),
     check: Callable[[dict[str, Any]], str | None] | None = None,
+    external_files: ExternalFiles | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``builder`` under ``category``/``name`` with its declared parameters;
-    ``check`` names a problem among the values together (e.g. two ways to give one thing)."""
+    ``check`` names a problem among the values together (e.g. two ways to give one thing);
+    ``external_files``: the files it reads besides its config (``config/external.py``)."""
 
     def decorate(builder: Callable[..., Any]) -> Callable[..., Any]:
         entries = _REGISTRY.setdefault(category, {})
         if name in entries and entries[name].builder is not builder:
             raise ValueError(f"{category} {name!r} is registered twice")
-        entries[name] = Entry(category, name, builder, tuple(params), context, check)
+        entries[name] = Entry(category, name, builder, tuple(params), context, check,
+                              external_files)
         return builder
 
     return decorate

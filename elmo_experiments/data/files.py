@@ -94,6 +94,11 @@ def _lines(raw: Any, max_bytes: int | None) -> Iterator[bytes | None]:
         yield data
 
 
+def cache_root() -> Path:
+    """Where downloaded biLMs and extracted archives are kept (``ELMO_CACHE_DIR``)."""
+    return Path(os.environ.get("ELMO_CACHE_DIR", Path.home() / ".cache" / "elmo-experiments"))
+
+
 def sha1_of(*paths: str | Path) -> str:
     """SHA-1 over the bytes of the given files, in order."""
     digest = hashlib.sha1()

@@ -24,10 +24,16 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.config.walk import configs_of_type
+from elmo_experiments.config.external import ExternalFiles, Found
+from elmo_experiments.config.walk import (
+    declared_external_files,
+    external_configs,
+    external_groups,
+)
 from elmo_experiments.data.files import (
     atomic_write,
     atomic_write_text,
+    cache_root,
     create_staging_folder,
     read_json,
     replace_folder,
@@ -42,36 +48,50 @@ FORMAT = 1
 EXTRACTED = ".extracted"  # written last into an extraction once it is whole and checked
 
 
-def elmo_configs(config: Any) -> list[dict[str, Any]]:
-    """Every ``elmo`` embedder config in ``config``, in document order."""
-    return configs_of_type(config, "elmo")
+def packed_groups() -> dict[str, tuple[str, ...]]:
+    """Group -> the names of its archived copies, for every group of external files the
+    archive packs (``bilm``), as the components declare them (``config/external.py``)."""
+    return {files.group: files.copies for _, files in sorted(declared_external_files().items())
+            if files.packed is not None}
 
 
-def _named(elmo: dict[str, Any]) -> str | None:
-    """The shipped or released name the embedder uses, or None for a directory or files."""
-    from elmo_experiments.bilm.pretrained import KNOWN, shipped
-
-    name = elmo.get("weights")
-    if name is None or Path(name).expanduser().is_dir():
+def _recorded(run_dir: Path, group: str,
+              declared: list[tuple[ExternalFiles, dict[str, Any]]]) -> list[Found] | None:
+    """The files and digests ``run.json`` recorded for ``group``, if it has all of them."""
+    entries = (read_record(run_dir) or {}).get(group) or []
+    if len(entries) != len(declared):
         return None
-    return name if name in KNOWN or name in shipped() else None
+    found = [files.recorded(entry) if files.recorded and isinstance(entry, dict) else None
+             for (files, _), entry in zip(declared, entries, strict=True)]
+    return None if None in found else found  # type: ignore[return-value]
 
 
-def _recorded_bilms(run_dir: Path, count: int) -> list[dict[str, str]] | None:
-    """The biLM files and digests ``run.json`` recorded, if it has all ``count`` of them."""
-    entries = (read_record(run_dir) or {}).get("bilm") or []
-    complete = len(entries) == count and all(
-        {"options", "weight_file", "sha1"} <= set(e) and Path(e["options"]).is_file()
-        and Path(e["weight_file"]).is_file() for e in entries)
-    return entries if complete else None
+def _pack(run_dir: Path, config: Any, group: str,
+          files: dict[str, Path]) -> list[dict[str, Any]]:
+    """The manifest entries of ``group``'s external files; the files to pack go into ``files``."""
+    declared = external_configs(config, group)
+    recorded = _recorded(run_dir, group, declared)
+    listed = []
+    for index, (external, params) in enumerate(declared):
+        # resolved and digested when the run started: no second read
+        found = recorded[index] if recorded else external.find(params)
+        if found is None:
+            raise DataError(f"{external.label} #{index}: names no file to pack")
+        entry: dict[str, Any] = {"sha1": found.digest}
+        name = external.name(params) if external.name else None
+        if name is not None:
+            entry["name"] = name
+        else:
+            entry["embedded"] = f"{group}/{index}"
+            files |= {f"{group}/{index}/{copy}": path for copy, path in found.files.items()}
+        listed.append(entry)
+    return listed
 
 
 def write_archive(run_dir: str | Path, weights: str = "best.pt",
                   output: str | Path | None = None) -> Path:
     """Pack the run into ``output`` (default ``RUN_DIR/model.tar.gz``), atomically; writing
     into the run directory takes its lock (``run_lock``)."""
-    from elmo_experiments.bilm.pretrained import resolve_bilm
-    from elmo_experiments.bilm.weights import weights_digest
     from elmo_experiments.training.run_dir import read_config
     from elmo_experiments.training.run_lock import run_dir_lock
 
@@ -85,28 +105,8 @@ def write_archive(run_dir: str | Path, weights: str = "best.pt",
               if p.is_file()}
     if (run_dir / "metrics.json").is_file():
         files["metrics.json"] = run_dir / "metrics.json"
-    elmos = elmo_configs(config)
-    recorded = _recorded_bilms(run_dir, len(elmos))
-    bilms = []
-    for index, elmo in enumerate(elmos):
-        if recorded:  # resolved and digested when the run started: no second read
-            options, weight_file = Path(recorded[index]["options"]), \
-                Path(recorded[index]["weight_file"])
-            sha1 = recorded[index]["sha1"]
-        else:
-            options, weight_file = resolve_bilm(elmo.get("weights"), elmo.get("options_file"),
-                                                elmo.get("weight_file"))
-            sha1 = weights_digest(options, weight_file)
-        entry: dict[str, Any] = {"sha1": sha1}
-        name = _named(elmo)
-        if name is not None:
-            entry["name"] = name
-        else:
-            entry["embedded"] = f"bilm/{index}"
-            files[f"bilm/{index}/options.json"] = options
-            files[f"bilm/{index}/weights.hdf5"] = weight_file
-        bilms.append(entry)
-    manifest = {"format": FORMAT, "bilm": bilms,
+    packed = {group: _pack(run_dir, config, group, files) for group in packed_groups()}
+    manifest = {"format": FORMAT, **packed,
                 "files": {name: sha256_of(path) for name, path in files.items()}}
     target = Path(output) if output else run_dir / ARCHIVE_FILE
 
@@ -130,8 +130,6 @@ def write_archive(run_dir: str | Path, weights: str = "best.pt",
 def extract_archive(path: str | Path) -> Path:
     """The folder holding ``path``'s contents: extracted once into the cache (by digest),
     through a temporary folder, and renamed into place only when whole and checked."""
-    from elmo_experiments.bilm.pretrained import cache_root
-
     path = Path(path)
     folder = cache_root() / "archives" / sha256_of(path)[:20]
     if (folder / EXTRACTED).is_file():
@@ -180,9 +178,10 @@ def _incomplete(folder: Path) -> str | None:
         return f"{MANIFEST_FILE} is not JSON ({error})"
     listed: dict[str, str] = manifest.get("files") or {}
     needed = ["config.json", "best.pt", "vocabulary/namespaces.json", *listed]
-    for entry in manifest.get("bilm", []):
-        if "embedded" in entry:
-            needed += [f"{entry['embedded']}/options.json", f"{entry['embedded']}/weights.hdf5"]
+    for group, copies in packed_groups().items():
+        for entry in manifest.get(group, []):
+            if "embedded" in entry:
+                needed += [f"{entry['embedded']}/{copy}" for copy in copies]
     try:
         namespaces = json.loads((folder / "vocabulary/namespaces.json").read_text("utf-8"))
         needed += [f"vocabulary/{n}.txt" for n in namespaces]
@@ -198,38 +197,36 @@ def _incomplete(folder: Path) -> str | None:
 
 def loading_config(config: dict[str, Any], folder: Path) -> dict[str, Any]:
     """The config to rebuild the model from in ``folder`` (a run directory or an extracted
-    archive): the archive's biLM files replace the original paths (a named biLM must still
-    have its digest), and word vectors are not read again (the weights hold them)."""
-    from elmo_experiments.bilm.pretrained import resolve_bilm
-    from elmo_experiments.bilm.weights import weights_digest
-
+    archive): the archive's copies of external files (biLMs) replace the original paths (a
+    named one must still have its digest), and files not packed (word vectors) are not read
+    again (the weights hold them)."""
     config = copy.deepcopy(config)
     manifest = read_json(folder / MANIFEST_FILE) if (folder / MANIFEST_FILE).is_file() else None
-    elmos = elmo_configs(config)
     if manifest is not None:
-        if len(manifest.get("bilm", [])) != len(elmos):
-            raise DataError(f"{folder / MANIFEST_FILE}: lists {len(manifest.get('bilm', []))} "
-                            f"biLMs, the config has {len(elmos)}; the archive is damaged")
-        for elmo, entry in zip(elmos, manifest["bilm"], strict=True):
-            if "embedded" in entry:
-                elmo.update(weights=str(folder / entry["embedded"]), options_file=None,
-                            weight_file=None)
-                continue
-            digest = weights_digest(*resolve_bilm(entry["name"]))
-            if digest != entry["sha1"]:
-                raise DataError(f"{folder}: the model was trained with biLM {entry['name']!r} "
-                                f"of SHA-1 {entry['sha1']}, but {entry['name']!r} here has "
-                                f"{digest}")
-    _drop_vectors(config)
+        for group in packed_groups():
+            _unpack(folder, manifest.get(group, []), external_configs(config, group))
+    for group in external_groups():
+        for external, params in external_configs(config, group):
+            if external.packed is None and external.unpacked is not None:
+                external.unpacked(params)
     return config
 
 
-def _drop_vectors(config: Any) -> None:
-    if isinstance(config, dict):
-        if config.get("pretrained_file") is not None:
-            config["pretrained_file"] = None
-        for value in config.values():
-            _drop_vectors(value)
-    elif isinstance(config, list):
-        for value in config:
-            _drop_vectors(value)
+def _unpack(folder: Path, listed: list[dict[str, Any]],
+            declared: list[tuple[ExternalFiles, dict[str, Any]]]) -> None:
+    """Point each declared config at its archived copy, or check the digest of its name."""
+    if len(listed) != len(declared):
+        label = declared[0][0].label if declared else "external file"
+        raise DataError(f"{folder / MANIFEST_FILE}: lists {len(listed)} {label}s, the config "
+                        f"has {len(declared)}; the archive is damaged")
+    for (external, params), entry in zip(declared, listed, strict=True):
+        if "embedded" in entry:
+            assert external.packed is not None
+            external.packed(params, folder / entry["embedded"])
+            continue
+        assert external.digest_of is not None
+        digest = external.digest_of(entry["name"])
+        if digest != entry["sha1"]:
+            raise DataError(f"{folder}: the model was trained with {external.label} "
+                            f"{entry['name']!r} of SHA-1 {entry['sha1']}, but "
+                            f"{entry['name']!r} here has {digest}")

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from elmo_experiments import __version__
-from elmo_experiments.config.walk import configs_of_type
+from elmo_experiments.config.walk import external_configs, external_groups
 from elmo_experiments.data.files import read_json, sha256_of
 from elmo_experiments.errors import DataError
 from elmo_experiments.training.run_dir import write_json
@@ -30,26 +30,17 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-def bilm_digests(config: Any) -> list[dict[str, str]]:
-    """Every ``elmo`` embedder's weights in a config and the SHA-1 of its two files."""
-    from elmo_experiments.bilm.pretrained import resolve_bilm
-    from elmo_experiments.bilm.weights import weights_digest
-    found: list[dict[str, str]] = []
-    for elmo in configs_of_type(config, "elmo"):
-        options, weights = resolve_bilm(elmo.get("weights"), elmo.get("options_file"),
-                                        elmo.get("weight_file"))
-        found.append({"weights": str(elmo.get("weights") or options.parent),
-                      "options": str(options.resolve()), "weight_file": str(weights.resolve()),
-                      "sha1": weights_digest(options, weights)})
-    return found
+def file_digests(config: Any, group: str) -> list[dict[str, str]]:
+    """The ``run.json`` entry of every file of ``group`` (``bilm``: every ``elmo`` embedder's
+    weights; ``vectors``: every ``embedding``'s ``pretrained_file``) the config reads, with its
+    SHA-1; the components declare them to the registry (``config/external.py``)."""
+    found = (files.find(params) for files, params in external_configs(config, group))
+    return [f.record for f in found if f is not None]
 
 
 def vector_digests(config: Any) -> list[dict[str, str]]:
     """Every ``embedding``'s ``pretrained_file`` in a config and its SHA-1."""
-    from elmo_experiments.data.files import sha1_of
-    files = [c["pretrained_file"] for c in configs_of_type(config, "embedding")
-             if c.get("pretrained_file")]
-    return [{"file": str(Path(f).resolve()), "sha1": sha1_of(Path(f))} for f in files]
+    return file_digests(config, "vectors")
 
 
 def identity(source: str | Path, overrides: list[str] | None, ext_vars: dict[str, str] | None,
@@ -61,8 +52,7 @@ def identity(source: str | Path, overrides: list[str] | None, ext_vars: dict[str
         "overrides": list(overrides or []),
         "ext_vars": dict(ext_vars or {}),
         "environment_read": dict(sorted((environment or {}).items())),
-        "bilm": bilm_digests(config),
-        "vectors": vector_digests(config),
+        **{group: file_digests(config, group) for group in external_groups()},
     }
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import torch
 
+from elmo_experiments.config.external import ExternalFiles, Found
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, register
-from elmo_experiments.data.files import data_file_problem, iter_lines, resolve_data_path
+from elmo_experiments.data.files import data_file_problem, iter_lines, resolve_data_path, sha1_of
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 
@@ -70,6 +74,24 @@ class WordEmbedding(torch.nn.Module):
         return torch.nn.functional.embedding(ids, self.weight, padding_idx=0)
 
 
+def _vector_file(params: dict[str, Any]) -> Found | None:
+    """The word vectors an embedding reads (if any) and their SHA-1."""
+    name = params.get("pretrained_file")
+    if not name:
+        return None
+    path = Path(name)
+    digest = sha1_of(path)
+    return Found({"vectors": path}, digest, {"file": str(path.resolve()), "sha1": digest})
+
+
+def _forget_vectors(params: dict[str, Any]) -> None:
+    """A trained model's weights hold the vectors: not read again when it is loaded."""
+    if params.get("pretrained_file") is not None:
+        params["pretrained_file"] = None
+
+
+VECTOR_FILES = ExternalFiles("vectors", _vector_file, unpacked=_forget_vectors)
+
 register(
     "token_embedder",
     "embedding",
@@ -81,4 +103,5 @@ register(
         Param("trainable", bool, True),
     ],
     context=("vocab",),
+    external_files=VECTOR_FILES,
 )(WordEmbedding)
