@@ -221,10 +221,11 @@ def test_prepared_corpus_errors(sources, tmp_path: Path) -> None:
     with pytest.raises(DataError, match="not a prepared corpus"):
         PreparedCorpus.load(tmp_path / "nowhere")
     (tmp_path / "prepared" / "train.npy").write_bytes(b"\x93NUMPY")  # truncated
-    with pytest.raises(DataError, match=r"train\.npy: not a readable array .*delete its folder"):
+    with pytest.raises(DataError, match=r"train\.npy: damaged .*; remove .*prepared to prepare "
+                                        r"the corpus again"):
         corpus.ids("train")
     (tmp_path / "prepared" / "counts.npy").write_bytes(b"")  # numpy: EOFError, not Ctrl-D
-    with pytest.raises(DataError, match=r"counts\.npy: not a readable array"):
+    with pytest.raises(DataError, match=r"counts\.npy: damaged"):
         PreparedCorpus.load(tmp_path / "prepared")
 
 
