@@ -411,9 +411,11 @@ def test_a_failed_cell_is_tried_afresh_once_its_data_is_there(tmp_path: Path) ->
     assert not (run_dir / "FAILED.json").exists() and finished(cell, run_dir)
 
 
-def test_a_cell_whose_spec_changed_is_not_finished(tmp_path: Path) -> None:
+def test_a_cell_whose_spec_changed_is_not_finished(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A cell is finished when its config.json is the one the spec gives it now and its
     archive is written; a changed one is reported, not summarised, and needs --force."""
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)  # the samples, as the cells read
     from elmo_experiments.sweeps.execute import cell_state, run_cell
     from elmo_experiments.sweeps.summary import summarize
 
@@ -467,10 +469,12 @@ def test_a_cell_job_checkpoints_to_the_same_call() -> None:
 
 
 @pytest.mark.slow  # a sweep's worker preempted and requeued, and a straight run to compare
-def test_a_preempted_cell_is_requeued_and_resumes_exactly(tmp_path: Path) -> None:
+def test_a_preempted_cell_is_requeued_and_resumes_exactly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The preemption signal (SIGUSR2) reaches a cell mid-epoch under submitit's local
     executor: training stops after the batch with last.pt there, submitit checkpoints and
     requeues the job, and the requeued job recovers the cell to the uninterrupted result."""
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)  # the samples, as the cells read
     from elmo_experiments.sweeps.execute import run_cell
 
     spec = _spec(tmp_path, {"a": {}}, [1], workers=1)
