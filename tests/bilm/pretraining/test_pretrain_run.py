@@ -485,3 +485,25 @@ def test_a_start_killed_while_preparing_the_corpus_leaves_nothing_behind(tmp_pat
     assert [p.name for p in tmp_path.iterdir()] == ["bilm"]
     assert not [p.name for p in run_dir.iterdir() if p.name.startswith(".")]
     assert (run_dir / "corpus" / "train.npy").is_file()
+
+
+def test_init_from_a_released_layout_without_softmax_gets_a_new_one(tmp_path: Path,
+                                                                     monkeypatch) -> None:
+    """A released biLM has options.json and weights.hdf5 only: its character CNN and LSTMs
+    carry over, and the softmax is new, over the corpus's own vocabulary."""
+    from elmo_experiments.bilm.options import BilmOptions
+    from elmo_experiments.bilm.weights import write_random_weights
+
+    monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
+    released = write_random_weights(tmp_path / "released", BilmOptions(
+        cell_dim=32, projection_dim=8, filters=((1, 4), (2, 8)), n_highway=1,
+        char_embedding_dim=4), seed=3)
+    assert sorted(p.name for p in released.iterdir()) == ["options.json", "weights.hdf5"]
+    config = ROOT / "experiments" / "bilm" / "finetune_ner.jsonnet"
+    tuned = tmp_path / "tuned"
+    metrics = pretrain(config, tuned, init_dir=str(released),
+                       overrides=["data_loader.max_eval_sentences=8", "model.num_samples=16"])
+    assert metrics["init_from"]["carried_over"] == ["char_cnn", "lstm"]
+    words = (tuned / "bilm" / "vocab.txt").read_text().split("\n")
+    assert "Lindqvist" in words  # the new softmax's words are the NER sample's
+    assert json.loads((tuned / "bilm" / "options.json").read_text())["lstm"]["dim"] == 32
