@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,14 +37,9 @@ def measure(task: str, run_dir: Path, before: str) -> dict[str, Any]:
                          "docstring)")
     run = json.loads(metrics_file.read_text())
     config = ROOT / "experiments" / f"{task}.jsonnet"
-    os.environ.update(EXT_VARS[task])
-    try:
-        figures = {name: perplexity(weights, str(config), "experiment", "validation",
-                                    progress=False)
-                   for name, weights in (("before", before), ("after", str(run_dir / "bilm")))}
-    finally:
-        for name in EXT_VARS[task]:
-            os.environ.pop(name, None)
+    figures = {name: perplexity(weights, str(config), "experiment", "validation",
+                                progress=False, ext_vars=EXT_VARS[task])
+               for name, weights in (("before", before), ("after", str(run_dir / "bilm")))}
     rounded = {name: {k: round(v, 2) if isinstance(v, float) else v
                       for k, v in result.items()} for name, result in figures.items()}
     return {

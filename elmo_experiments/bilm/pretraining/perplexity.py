@@ -60,7 +60,8 @@ class _Progress:
 
 def perplexity(weights: str, text: str, fmt: str = "raw", split: str | None = None,
                max_sentence_length: int = 60, batch_size: int = 64,
-               progress: bool = True) -> dict[str, float]:
+               progress: bool = True, ext_vars: dict[str, str] | None = None
+               ) -> dict[str, float]:
     """Forward, backward and average perplexity (exact softmax) and the token count.
 
     ``split``: of a prepared corpus folder (default ``heldout``); with ``fmt`` experiment, of
@@ -74,8 +75,8 @@ def perplexity(weights: str, text: str, fmt: str = "raw", split: str | None = No
             split = split or "heldout"
         else:
             source = {"path": text, "format": fmt}
-            if fmt == "experiment":
-                source["split"] = split or "validation"
+            if fmt == "experiment":  # ext_vars: the task config's (e.g. ELMO_SIZE)
+                source.update(split=split or "validation", ext_vars=ext_vars or {})
             elif split is not None:
                 raise DataError(f"{text}: --split applies to a prepared corpus folder or to "
                                 "--format experiment")
