@@ -10,7 +10,6 @@ by Slurm's time limit or a preemption, a job is requeued and resumes its cells w
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import signal
@@ -39,9 +38,9 @@ def cell_dir(root: Path, cell: Cell) -> Path:
     return root / cell.name
 
 
-@functools.lru_cache(maxsize=1024)
 def cell_config(cell: Cell) -> dict[str, Any]:
-    """The config ``elmo-exp train`` would write into the cell's ``config.json``."""
+    """The config ``elmo-exp train`` would write into the cell's ``config.json``. Not cached:
+    it depends on the environment (``ELMO_DATA_DIR`` picks the data or the samples)."""
     from elmo_experiments.config.loader import load_config
     from elmo_experiments.config.paths import absolute_paths
 

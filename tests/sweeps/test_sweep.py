@@ -517,3 +517,17 @@ def test_a_cell_another_process_holds_is_busy_not_failed(tmp_path: Path) -> None
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_cells_config_follows_the_environment(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config a cell is compared against is read afresh: with ELMO_DATA_DIR set a cell reads
+    the data, without it the samples, and a cell trained on one is not `changed` by the other."""
+    from elmo_experiments.sweeps.execute import cell_config
+
+    cell = load_sweep(_spec(tmp_path, {"a": {}}, [1])).cells[0]
+    monkeypatch.setenv("ELMO_DATA_DIR", str(tmp_path / "data"))
+    with_data = cell_config(cell)["train_data_path"]
+    monkeypatch.delenv("ELMO_DATA_DIR")
+    without = cell_config(cell)["train_data_path"]
+    assert with_data.startswith(str(tmp_path / "data")) and "sample" in without
