@@ -603,3 +603,22 @@ def test_cache_follows_weights_loaded_after_construction(tiny_bilm_dir: Path,
 def test_warm_state_needs_a_frozen_bilm(tiny_bilm_dir: Path) -> None:
     with pytest.raises(ConfigError, match="warm"):
         build(tiny_bilm_dir, state="warm", requires_grad=True)
+
+
+def test_many_damaged_entries_are_warned_of_a_few_times_then_counted(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """An old cache (entries without a checksum) is recomputed without a line per entry."""
+    from elmo_experiments.modules.embedders.activation_cache import NAMED_DAMAGED
+
+    cache = ActivationCache("n", disk_dir=str(tmp_path))
+    keys = [f"k{i}" for i in range(NAMED_DAMAGED + 7)]
+    for key in keys:
+        cache.put(key, torch.ones(1, 2, 8))
+    for path in tmp_path.rglob("*.npy"):  # as an older version wrote them
+        np.save(path, np.ones((1, 2, 8), np.float32))
+    fresh = ActivationCache("n", disk_dir=str(tmp_path))
+    with caplog.at_level("WARNING", logger="elmo_experiments"):
+        assert all(fresh.get(key, (1, 2, 8)) is None for key in keys)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert fresh.damaged == len(keys) and len(warnings) == NAMED_DAMAGED + 1
+    assert "further damaged entries are recomputed without a warning" in warnings[-1]

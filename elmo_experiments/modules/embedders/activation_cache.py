@@ -12,7 +12,10 @@ more: a budget of half the data set serves half of every later epoch.
 
 A disk entry is an ``.npy`` file (``np.load`` reads it) followed by a checksum over its key and
 bytes (``entry_bytes``): a truncated, damaged, swapped or foreign entry, or one whose shape is
-not the sentence's, is recomputed with one warning naming it, never used.
+not the sentence's, is recomputed, never used. The first ``NAMED_DAMAGED`` such entries get a
+warning naming each; after that one more line says the rest are recomputed quietly (a cache
+written by an older version holds only entries without a checksum: tens of thousands of lines
+would bury the log), and ``damaged`` counts them all.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ logger = logging.getLogger("elmo_experiments")
 
 ENTRY_MARK = b"elmo-act"  # after the .npy bytes: then the checksum
 DIGEST_SIZE = 4  # bytes of CRC-32 over the key and the .npy bytes (3 GB/s: reading stays fast)
+NAMED_DAMAGED = 5  # damaged entries warned of one by one; the rest are counted in `damaged`
 STORED_TYPES = (np.dtype(np.float32), np.dtype(np.float16))
 
 # A disk folder for the activation caches of every run that does not name its own (a sweep's
@@ -65,7 +69,7 @@ class ActivationCache:
         self.disk: Path | None = None
         self._memory: dict[str, torch.Tensor] = {}
         self._bytes = 0
-        self.hits = self.misses = 0
+        self.hits = self.misses = self.damaged = 0
         self.namespace = ""
         self.set_namespace(namespace)
 
@@ -117,8 +121,7 @@ class ActivationCache:
         except FileNotFoundError:
             return None
         except OSError as error:
-            logger.warning("%s: cannot read this activation cache entry (%s); recomputing it",
-                           path, error.strerror or error)
+            self._damaged(path, f"cannot read it: {error.strerror or error}")
             return None
         array = entry_array(key, data)
         if isinstance(array, str):
@@ -127,8 +130,18 @@ class ActivationCache:
             problem = f"shape {array.shape}, the sentence's is {shape}"
         else:
             return torch.from_numpy(array)
-        logger.warning("%s: damaged activation cache entry (%s); recomputing it", path, problem)
+        self._damaged(path, problem)
         return None
+
+    def _damaged(self, path: Path, problem: str) -> None:
+        self.damaged += 1
+        if self.damaged <= NAMED_DAMAGED:
+            logger.warning("%s: damaged activation cache entry (%s); recomputing it", path,
+                           problem)
+        if self.damaged == NAMED_DAMAGED:
+            logger.warning("%s: further damaged entries are recomputed without a warning each "
+                           "(an activation cache written by an older version has no "
+                           "checksums; delete it to start afresh)", self.disk)
 
     def put(self, key: str, activations: torch.Tensor) -> None:
         dtype = torch.float16 if self.fp16 else torch.float32
