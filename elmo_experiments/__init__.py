@@ -1,7 +1,7 @@
 """elmo-experiments: contextual word representations (ELMo) and the task models that use them.
 
-The Python API (``Elmo``, ``batch_to_ids``, ``load_archive``, ``Predictor``) is imported on
-first use, so that ``import elmo_experiments`` stays light.
+The Python API (``Elmo``, ``ElmoEmbedder``, ``batch_to_ids``, ``load_archive``, ``Predictor``)
+is imported on first use, so that ``import elmo_experiments`` stays light.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["Elmo", "Predictor", "batch_to_ids", "load_archive"]
+__all__ = ["Elmo", "ElmoEmbedder", "Predictor", "batch_to_ids", "load_archive"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,9 +1,10 @@
 """The Python API: ELMo in plain PyTorch code, and trained models applied to text.
 
-    from elmo_experiments import Elmo, batch_to_ids, load_archive, Predictor
+    from elmo_experiments import Elmo, ElmoEmbedder, batch_to_ids, load_archive, Predictor
 
-``Elmo`` and ``batch_to_ids`` follow AllenNLP's names and outputs; ``Predictor`` applies a
-trained model (a ``model.tar.gz`` or a run directory) to raw text or tokens.
+``Elmo``, ``ElmoEmbedder`` and ``batch_to_ids`` follow AllenNLP's names and outputs;
+``Predictor`` applies a trained model (a ``model.tar.gz`` or a run directory) to raw text or
+tokens.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import torch
 
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
+from elmo_experiments.bilm.elmo_embedder_compat import ElmoEmbedder
 from elmo_experiments.data.fields import TextField, target_fields, text_fields
 from elmo_experiments.errors import DataError
 from elmo_experiments.run import Assembled, load_run
 
-__all__ = ["Elmo", "Predictor", "batch_to_ids", "load_archive"]
+__all__ = ["Elmo", "ElmoEmbedder", "Predictor", "batch_to_ids", "load_archive"]
 
 
 class Elmo(torch.nn.Module):

@@ -1,0 +1,149 @@
+"""``ElmoEmbedder``: the class AllenNLP 0.9 users (and Flair's ELMo embeddings) call, over any
+biLM this framework loads.
+
+    from elmo_experiments import ElmoEmbedder
+    embedder = ElmoEmbedder()                      # the shipped 'gutenberg' biLM
+    vectors = embedder.embed_sentence(["I", "ate", "an", "apple", "."])  # (3, 5, dim)
+
+The methods keep AllenNLP's names, arguments and shapes: ``embed_sentence``, ``embed_batch``,
+``embed_sentences`` (a generator, ``batch_size`` at a time) and ``embed_file`` (HDF5: one dataset
+per line, keyed by its index or by the sentence, plus ``sentence_to_index``). Unlike AllenNLP's
+(which carries the LSTM states from batch to batch), the biLM is stateless by default, so a
+sentence's vectors do not depend on what was embedded before it; ``state="stateful"`` gives
+AllenNLP's behaviour. The layers are those of ``elmo-exp embed`` and of ``Elmo`` before mixing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+import torch
+
+from elmo_experiments.bilm.characters import batch_to_ids
+from elmo_experiments.bilm.pretrained import resolve_bilm
+from elmo_experiments.bilm.state import BilmRunner
+from elmo_experiments.bilm.weights import load_bilm
+from elmo_experiments.errors import DataError
+
+DEFAULT_BATCH_SIZE = 64  # AllenNLP's
+DEFAULT_WEIGHTS = "gutenberg"  # shipped in the package: works offline
+OUTPUT_FORMATS = ("all", "top", "average")
+
+
+class ElmoEmbedder:
+    """The biLM's layers for tokenised sentences, as numpy arrays of (layers, tokens, dim).
+
+    ``options_file`` + ``weight_file`` name the two files as in AllenNLP; ``options_file``
+    alone (or ``weights``) may be anything the framework loads: a directory holding the two
+    files, a shipped name (``gutenberg``, the default) or a released one (``original``, ...).
+    ``cuda_device`` -1 is the CPU, N the N-th GPU.
+    """
+
+    def __init__(self, options_file: str | None = None, weight_file: str | None = None,
+                 cuda_device: int = -1, *, weights: str | None = None,
+                 state: str = "stateless", precision: str = "fp32") -> None:
+        if weights is None and weight_file is None:
+            weights, options_file = options_file or DEFAULT_WEIGHTS, None
+        bilm = load_bilm(*resolve_bilm(weights, options_file, weight_file))
+        bilm.requires_grad_(False)
+        self.device = torch.device("cpu" if cuda_device < 0 else f"cuda:{cuda_device}")
+        bilm.to(self.device)
+        self.runner = BilmRunner(bilm, state, precision=precision)
+        self.runner.eval()
+        bilm.char_encoder.cache_tokens = True
+        self.cuda_device = cuda_device
+        self.num_layers = int(bilm.num_layers)
+        self.dim = int(bilm.output_dim)
+
+    def empty_embedding(self) -> np.ndarray:
+        """What an empty sentence gets: (layers, 0, dim)."""
+        return np.zeros((self.num_layers, 0, self.dim), dtype=np.float32)
+
+    def batch_to_embeddings(self, batch: list[list[str]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(batch, layers, tokens, dim) activations without BOS/EOS, and the (batch, tokens)
+        mask."""
+        ids = batch_to_ids(batch).to(self.device)
+        with torch.no_grad():
+            layers, mask = self.runner(ids)
+        return torch.stack(layers, dim=1), mask
+
+    def embed_sentence(self, sentence: list[str]) -> np.ndarray:
+        """One sentence's layers: (layers, tokens, dim)."""
+        return self.embed_batch([sentence])[0]
+
+    def embed_batch(self, batch: list[list[str]]) -> list[np.ndarray]:
+        """Each sentence's (layers, tokens, dim), computed as one batch (empty sentences get
+        (layers, 0, dim))."""
+        filled = [i for i, sentence in enumerate(batch) if sentence]
+        out = [self.empty_embedding() for _ in batch]
+        if filled:
+            activations, _ = self.batch_to_embeddings([list(batch[i]) for i in filled])
+            activations = activations.float().cpu()
+            for row, i in enumerate(filled):
+                out[i] = activations[row, :, : len(batch[i])].numpy()
+        return out
+
+    def embed_sentences(self, sentences: Iterable[list[str]],
+                        batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[np.ndarray]:
+        """Each sentence's layers, in order, computed ``batch_size`` sentences at a time."""
+        if batch_size < 1:
+            raise DataError(f"batch_size must be at least 1, got {batch_size}")
+        iterator = iter(sentences)
+        while batch := list(islice(iterator, batch_size)):
+            yield from self.embed_batch(batch)
+
+    def embed_file(self, input_file: IO[str] | str | Path, output_file_path: str | Path,
+                   output_format: str = "all", batch_size: int = DEFAULT_BATCH_SIZE,
+                   forget_sentences: bool = False, use_sentence_keys: bool = False) -> None:
+        """Embed a file of whitespace-tokenised sentences, one a line, into HDF5 (as AllenNLP's
+        ``allennlp elmo`` and ``elmo-exp embed``): dataset ``"i"`` for line i (or the sentence
+        itself with ``use_sentence_keys``), holding ``all`` layers, the ``top`` one or their
+        ``average``; and ``sentence_to_index`` (JSON, sentence -> key; the last of duplicate
+        lines wins, as in AllenNLP) unless ``forget_sentences`` or ``use_sentence_keys``.
+        Blank lines are refused, as in AllenNLP. The file appears whole or not at all."""
+        import h5py
+
+        from elmo_experiments.data.files import atomic_write
+        from elmo_experiments.data.hdf5_output import HDF5Output
+
+        if output_format not in OUTPUT_FORMATS:
+            raise DataError(f"output_format must be one of {OUTPUT_FORMATS}, got "
+                            f"{output_format!r}")
+        if isinstance(input_file, (str, Path)):
+            with open(input_file, encoding="utf-8") as handle:
+                sentences = [line.strip() for line in handle]
+        else:
+            sentences = [line.strip() for line in input_file]
+            input_file.close()
+        blank = [i for i, line in enumerate(sentences) if not line]
+        if blank:
+            raise DataError(f"the input file has empty lines at indexes {blank[:10]}"
+                            f"{' ...' if len(blank) > 10 else ''}: remove them")
+        vectors = self.embed_sentences((s.split() for s in sentences), batch_size)
+
+        def write(tmp: str) -> None:
+            sentence_to_index: dict[str, str] = {}
+            with HDF5Output(tmp) as out:
+                for index, (sentence, layers) in enumerate(zip(sentences, vectors,
+                                                               strict=True)):
+                    key = sentence if use_sentence_keys else str(index)
+                    if use_sentence_keys and key in out.file:
+                        raise DataError(f"sentence {index} repeats an earlier one: without "
+                                        f"use_sentence_keys duplicates can be embedded")
+                    if not forget_sentences and not use_sentence_keys:
+                        sentence_to_index[sentence] = key
+                    data = {"all": layers, "top": layers[-1],
+                            "average": np.average(layers, axis=0)}[output_format]
+                    out.file.create_dataset(key, data.shape, dtype="float32", data=data)
+                    out.check()
+                if not forget_sentences and not use_sentence_keys:
+                    index_dataset = out.file.create_dataset(
+                        "sentence_to_index", (1,), dtype=h5py.string_dtype(encoding="utf-8"))
+                    index_dataset[0] = json.dumps(sentence_to_index)
+
+        atomic_write(output_file_path, write)
