@@ -236,6 +236,21 @@ def embed(input_file: str, output_file: str, weights: str, layers: str, batch_si
 
 
 @cli.command()
+@click.argument("runs", nargs=-1, required=True, metavar="RUN_OR_ARCHIVE...")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--bilm", help="also serve this biLM on /embed (a directory or a known name); "
+              "each model's own biLM is served under the model's name")
+@DEVICE_OPTION
+def serve(runs: tuple[str, ...], host: str, port: int, bilm: str | None, device: str) -> None:
+    """Serve trained models (run directories or model.tar.gz; NAME=PATH names one): a JSON API
+    and a demo page at http://HOST:PORT/ (needs the `serve` extra)."""
+    from elmo_experiments.serve.app import serve as run_server
+
+    run_server(list(runs), host, port, bilm, device)
+
+
+@cli.command()
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(file_okay=False))
 @click.option("-o", "--output", default="plot.png", show_default=True,
               type=click.Path(dir_okay=False), help="the figure: .png, .pdf or .svg")

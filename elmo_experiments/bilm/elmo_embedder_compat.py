@@ -60,6 +60,18 @@ class ElmoEmbedder:
         self.num_layers = int(bilm.num_layers)
         self.dim = int(bilm.output_dim)
 
+    @classmethod
+    def from_bilm(cls, bilm: torch.nn.Module, state: str = "stateless") -> ElmoEmbedder:
+        """An embedder over a biLM already loaded (e.g. a trained model's), sharing its weights."""
+        embedder = cls.__new__(cls)
+        embedder.device = next(bilm.parameters()).device
+        embedder.runner = BilmRunner(bilm, state)
+        embedder.cuda_device = embedder.device.index or 0 if embedder.device.type == "cuda" \
+            else -1
+        embedder.num_layers = int(bilm.num_layers)
+        embedder.dim = int(bilm.output_dim)
+        return embedder
+
     def empty_embedding(self) -> np.ndarray:
         """What an empty sentence gets: (layers, 0, dim)."""
         return np.zeros((self.num_layers, 0, self.dim), dtype=np.float32)

@@ -1,0 +1,1 @@
+"""Serving trained models: ``elmo-exp serve`` (``app.py``) over ``models.py``."""

@@ -1,0 +1,404 @@
+"""The served models: loaded once, by name; requests checked against limits and turned into the
+task's instances; predictions made in batches by the project's ``Predictor`` and returned as the
+records ``elmo-exp predict`` writes, with what a reader needs to show them (SRL arguments as
+spans, the tokens a coreference cluster or a SQuAD answer points into).
+
+Nothing here needs the web framework: ``app.py`` maps ``RequestError`` to a 4xx answer.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from elmo_experiments.api import Predictor
+from elmo_experiments.errors import ElmoError
+
+# The model type of each task's experiment config -> the task it solves.
+TASKS = {"crf_tagger": "ner", "bcn": "sst5", "esim": "snli", "bidaf": "squad",
+         "srl_tagger": "srl", "coref": "coref"}
+# What one input of each task holds (besides the shared `text`): named in errors and the docs.
+INPUTS = {"ner": "text or tokens", "sst5": "text or tokens",
+          "srl": "text or tokens (+ predicates: token indices)",
+          "coref": "text or sentences (lists of tokens)",
+          "squad": "question and passage", "snli": "premise and hypothesis"}
+
+
+class RequestError(ElmoError):
+    """A request the server refuses: ``field`` names what is wrong, ``status`` the HTTP code."""
+
+    def __init__(self, field: str, message: str, status: int = 400) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for."""
+
+    max_body_bytes: int = 1_000_000
+    max_items: int = 64  # texts or instances per request
+    max_chars: int = 20_000  # per text
+    max_tokens: int = 512  # per token list (and per tokenised sentence for /embed)
+
+
+def _text(value: Any, field: str, limits: Limits) -> str:
+    if not isinstance(value, str):
+        raise RequestError(field, f"must be a string, got {type(value).__name__}")
+    if len(value) > limits.max_chars:
+        raise RequestError(field, f"{len(value)} characters, over the limit of "
+                                  f"{limits.max_chars}", 413)
+    return value
+
+
+def _tokens(value: Any, field: str, limits: Limits) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise RequestError(field, "must be a list of strings (tokens)")
+    if len(value) > limits.max_tokens:
+        raise RequestError(field, f"{len(value)} tokens, over the limit of {limits.max_tokens}",
+                           413)
+    if any(not t or len(t) > 200 or any(c.isspace() for c in t) for t in value):
+        raise RequestError(field, "tokens must be non-empty, without spaces, at most 200 "
+                                  "characters")
+    return value
+
+
+def _sentences(item: dict[str, Any], where: str, limits: Limits) -> list[list[str]]:
+    """The tokenised sentences of ``text`` (split as in training) or the one of ``tokens``."""
+    from elmo_experiments.data.tokenizers import split_sentences
+
+    if "tokens" in item:
+        tokens = _tokens(item["tokens"], f"{where}tokens", limits)
+        return [tokens] if tokens else []
+    if "text" not in item:
+        raise RequestError(f"{where}text", "missing (give text or tokens)")
+    text = _text(item["text"], f"{where}text", limits).strip()
+    sentences = split_sentences(text) if text else []
+    for sentence in sentences:
+        if len(sentence) > limits.max_tokens:
+            raise RequestError(f"{where}text", f"a sentence of {len(sentence)} tokens, over the "
+                                               f"limit of {limits.max_tokens}", 413)
+    return sentences
+
+
+def request_items(body: Any, limits: Limits) -> tuple[list[dict[str, Any]], str]:
+    """The inputs of a request body: ``{"text": ...}``, ``{"texts": [...]}``,
+    ``{"instances": [{...}]}`` or one instance's fields; and the prefix its errors name."""
+    if not isinstance(body, dict):
+        raise RequestError("body", f"must be a JSON object, got {type(body).__name__}")
+    given = [key for key in ("text", "texts", "instances") if key in body]
+    if len(given) > 1:
+        raise RequestError(given[1], f"give one of text, texts, instances (got {given})")
+    if given == ["texts"] or given == ["instances"]:
+        key = given[0]
+        items = body[key]
+        if not isinstance(items, list):
+            raise RequestError(key, f"must be a list, got {type(items).__name__}")
+        if len(items) > limits.max_items:
+            raise RequestError(key, f"{len(items)} items, over the limit of {limits.max_items}",
+                               413)
+        if key == "texts":
+            return [{"text": _text(t, f"texts[{i}]", limits)} for i, t in enumerate(items)], key
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise RequestError(f"instances[{i}]", "must be a JSON object")
+        return items, key
+    return [body], ""
+
+
+class ServedModel:
+    """One loaded model: its ``Predictor``, task, config digest, biLM and learned layer
+    weights. ``predict`` is safe to call from several threads (one request at a time)."""
+
+    def __init__(self, name: str, path: str | Path, device: str = "cpu") -> None:
+        from elmo_experiments.training.archive import extract_archive
+        from elmo_experiments.training.run_dir import config_digest, read_config
+
+        self.name = name
+        self.path = Path(path)
+        self.predictor = Predictor.from_path(path, device)
+        run = self.predictor.run
+        model_type = run.experiment.raw["model"]["type"]
+        self.task = TASKS.get(model_type, model_type)
+        folder = extract_archive(self.path) if self.path.is_file() else self.path
+        config = read_config(folder)
+        self.config_sha256 = config_digest(config)
+        self.bilm = _bilm_info(config, folder)
+        self.lock = threading.Lock()
+
+    def layer_weights(self) -> list[dict[str, Any]]:
+        """Each ELMo embedder's mixes: normalised layer weights s and γ (the paper's eq. 1)."""
+        from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
+
+        return [{"embedder": name, "mixes": module.mix_report()}
+                for name, module in self.predictor.run.model.named_modules()
+                if isinstance(module, ElmoTokenEmbedder)]
+
+    def biLM_module(self) -> Any:
+        """The model's (frozen) biLM, or None."""
+        from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
+
+        for module in self.predictor.run.model.modules():
+            if isinstance(module, ElmoTokenEmbedder):
+                return module.runner.bilm
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "task": self.task, "path": str(self.path),
+                "config_sha256": self.config_sha256, "bilm": self.bilm,
+                "inputs": INPUTS.get(self.task, "instances"),
+                "layer_weights": self.layer_weights()}
+
+    def predict(self, body: Any, limits: Limits) -> dict[str, Any]:
+        """One result per input (a list of records), all inputs predicted as batches."""
+        items, key = request_items(body, limits)
+        reader = self.predictor.run.reader
+        groups: list[list[dict[str, Any]]] = []
+        for i, item in enumerate(items):
+            where = f"{key}[{i}]." if key else ""
+            try:
+                groups.append(self._instances(item, where, limits, reader))
+            except RequestError:
+                raise
+            except ElmoError as error:  # the reader refuses it (a DataError)
+                raise RequestError(where.rstrip(".") or "body", str(error)) from None
+        total = sum(len(g) for g in groups)
+        if total > limits.max_items * 64:
+            raise RequestError(key or "body", f"{total} instances, over the limit of "
+                                              f"{limits.max_items * 64}", 413)
+        flat = [instance for group in groups for instance in group]
+        with self.lock:
+            records = self.predictor.predict_instances(flat) if flat else []
+        results, start = [], 0
+        for group in groups:
+            chunk = records[start: start + len(group)]
+            start += len(group)
+            results.append([_enrich(self.task, r, inst) for r, inst in zip(chunk, group,
+                                                                         strict=True)])
+        if self.task == "srl":  # every word was tried: frames without arguments are dropped
+            results = [result if "predicates" in item else [r for r in result if r["arguments"]]
+                       for item, result in zip(items, results, strict=True)]
+        return {"model": self.name, "task": self.task, "results": results}
+
+    def _instances(self, item: dict[str, Any], where: str, limits: Limits,
+                   reader: Any) -> list[dict[str, Any]]:
+        if self.task in ("ner", "sst5"):
+            return [reader.text_to_instance(s) for s in _sentences(item, where, limits)]
+        if self.task == "srl":
+            return _srl_instances(item, where, limits, reader)
+        if self.task == "coref":
+            if "sentences" in item:
+                raw = item["sentences"]
+                if not isinstance(raw, list):
+                    raise RequestError(f"{where}sentences", "must be a list of token lists")
+                sentences = [_tokens(s, f"{where}sentences[{i}]", limits)
+                             for i, s in enumerate(raw)]
+            else:
+                sentences = _sentences(item, where, limits)
+            return [reader.text_to_instance(sentences)] if sentences else []
+        if self.task == "squad":
+            question = _text(item.get("question"), f"{where}question", limits)
+            passage = _text(item.get("passage"), f"{where}passage", limits)
+            if not question.strip() or not passage.strip():
+                raise RequestError(f"{where}question" if not question.strip()
+                                   else f"{where}passage", "must not be empty")
+            return [reader.text_to_instance(question, passage)]
+        if self.task == "snli":
+            pair = [_pair_part(item, name, where, limits) for name in ("premise", "hypothesis")]
+            return [reader.text_to_instance(*pair)]
+        return [item]  # another task: the reader's own fields
+
+
+def _pair_part(item: dict[str, Any], name: str, where: str, limits: Limits) -> list[str]:
+    from elmo_experiments.data.tokenizers import tokenize
+
+    value = item.get(name)
+    if isinstance(value, list):
+        tokens = _tokens(value, f"{where}{name}", limits)
+    else:
+        tokens = tokenize(_text(value, f"{where}{name}", limits))
+    if not tokens:
+        raise RequestError(f"{where}{name}", "must not be empty")
+    if len(tokens) > limits.max_tokens:
+        raise RequestError(f"{where}{name}", f"{len(tokens)} tokens, over the limit of "
+                                             f"{limits.max_tokens}", 413)
+    return tokens
+
+
+def _srl_instances(item: dict[str, Any], where: str, limits: Limits,
+                   reader: Any) -> list[dict[str, Any]]:
+    """One instance per predicate: the ``predicates`` given (token indices, with ``tokens``),
+    else every word of every sentence (frames without arguments are dropped later)."""
+    if "predicates" in item:
+        if "tokens" not in item:
+            raise RequestError(f"{where}predicates", "needs tokens (indices point into them)")
+        tokens = _tokens(item["tokens"], f"{where}tokens", limits)
+        indices = item["predicates"]
+        if not isinstance(indices, list) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(tokens)
+                for i in indices):
+            raise RequestError(f"{where}predicates", f"must be a list of token indices "
+                                                     f"(0 to {len(tokens) - 1})")
+        return [reader.text_to_instance(tokens, i) for i in indices]
+    return [reader.text_to_instance(sentence, i)
+            for sentence in _sentences(item, where, limits)
+            for i, word in enumerate(sentence) if any(c.isalpha() for c in word)]
+
+
+def _enrich(task: str, record: dict[str, Any], instance: dict[str, Any]) -> dict[str, Any]:
+    """The record ``elmo-exp predict`` writes, plus what rendering it needs."""
+    record = dict(record)
+    if task == "srl":
+        from elmo_experiments.data.srl_tags import bio_to_spans
+
+        tokens = record["tokens"]
+        try:
+            spans = bio_to_spans(record["tags"])
+        except ValueError:
+            spans = []
+        record["predicate"] = tokens[record["predicate_index"]]
+        record["arguments"] = [{"role": role, "start": first, "end": last,
+                                "text": " ".join(tokens[first: last + 1])}
+                               for role, first, last in spans if role != "V"]
+    elif task == "coref":
+        tokens = [t for sentence in instance["document"] for t in sentence]
+        record["tokens"] = tokens
+        record["sentence_starts"] = list(np.cumsum([0] + [len(s) for s in
+                                                          instance["document"]])[:-1].tolist())
+        record["mentions"] = [[" ".join(tokens[s: e + 1]) for s, e in cluster]
+                              for cluster in record.get("clusters", [])]
+    elif task == "squad":
+        record["passage_tokens"] = instance["passage"]
+        record["question_tokens"] = instance["question"]
+    elif task == "snli":
+        record.setdefault("premise", instance["premise"])
+        record.setdefault("hypothesis", instance["hypothesis"])
+    return record
+
+
+def _bilm_info(config: dict[str, Any], folder: Path) -> list[dict[str, Any]]:
+    """The biLM(s) the model was trained with: the config's ``weights`` and, for an archive,
+    the SHA-1 its manifest recorded."""
+    found: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "elmo":
+                found.append({"weights": node.get("weights") or node.get("weight_file")})
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(config.get("model", {}))
+    manifest = folder / "archive.json"
+    if manifest.is_file():
+        entries = json.loads(manifest.read_text(encoding="utf-8")).get("bilm") or []
+        for info, entry in zip(found, entries, strict=False):
+            info["sha1"] = entry.get("sha1")
+            if entry.get("name"):
+                info["name"] = entry["name"]
+    return found
+
+
+def model_names(paths: list[str]) -> dict[str, str]:
+    """A name per run directory or archive: the run directory's name (an archive's folder
+    name for ``model.tar.gz``), made unique with ``-2``, ``-3``; ``NAME=PATH`` names it."""
+    names: dict[str, str] = {}
+    for spec in paths:
+        name, _, path = spec.rpartition("=") if "=" in spec else ("", "", spec)
+        if not name:
+            p = Path(path)
+            name = p.parent.name if p.name == "model.tar.gz" else p.name.split(".")[0]
+            name = name or "model"
+        base, n = name, 1
+        while name in names:
+            n += 1
+            name = f"{base}-{n}"
+        names[name] = path
+    return names
+
+
+class Embedder:
+    """``/embed``: a biLM's layers for token lists, as chosen layers or a weighted mix."""
+
+    def __init__(self, name: str, embedder: Any) -> None:
+        self.name = name
+        self.embedder = embedder  # an ElmoEmbedder
+        self.lock = threading.Lock()
+
+    def embed(self, body: Any, limits: Limits) -> dict[str, Any]:
+        from elmo_experiments.data.tokenizers import tokenize
+
+        if not isinstance(body, dict):
+            raise RequestError("body", f"must be a JSON object, got {type(body).__name__}")
+        if ("tokens" in body) == ("texts" in body):
+            raise RequestError("tokens", "give tokens (a list of token lists) or texts "
+                                         "(a list of strings), one of them")
+        key = "tokens" if "tokens" in body else "texts"
+        items = body[key]
+        if not isinstance(items, list):
+            raise RequestError(key, f"must be a list, got {type(items).__name__}")
+        if len(items) > limits.max_items:
+            raise RequestError(key, f"{len(items)} items, over the limit of {limits.max_items}",
+                               413)
+        if key == "tokens":
+            sentences = [_tokens(t, f"tokens[{i}]", limits) for i, t in enumerate(items)]
+        else:
+            sentences = [tokenize(_text(t, f"texts[{i}]", limits)) for i, t in enumerate(items)]
+            for i, sentence in enumerate(sentences):
+                if len(sentence) > limits.max_tokens:
+                    raise RequestError(f"texts[{i}]", f"{len(sentence)} tokens, over the "
+                                                      f"limit of {limits.max_tokens}", 413)
+        num_layers = self.embedder.num_layers
+        layers, mix, gamma = _selection(body, num_layers)
+        with self.lock:
+            arrays = self.embedder.embed_batch(sentences)
+        out = []
+        for tokens, array in zip(sentences, arrays, strict=True):
+            if mix is not None:
+                vectors = gamma * np.tensordot(np.asarray(mix, dtype=np.float32), array, axes=1)
+            else:
+                vectors = array[layers]
+            out.append({"tokens": tokens, "vectors": vectors.tolist()})
+        return {"bilm": self.name, "dim": self.embedder.dim, "num_layers": num_layers,
+                "layers": None if mix is not None else layers, "mix": mix, "gamma": gamma,
+                "embeddings": out}
+
+
+def _selection(body: dict[str, Any], num_layers: int
+               ) -> tuple[list[int], list[float] | None, float]:
+    """``layers`` (indices, default all) or ``mix`` (one weight per layer, softmax-normalised
+    when ``normalize`` is true) and ``gamma``."""
+    if "layers" in body and "mix" in body:
+        raise RequestError("mix", "give layers or mix, not both")
+    layers = body.get("layers", list(range(num_layers)))
+    if layers == "all":
+        layers = list(range(num_layers))
+    if not isinstance(layers, list) or not layers or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < num_layers
+            for i in layers):
+        raise RequestError("layers", f"must be a non-empty list of layer indices 0 to "
+                                     f"{num_layers - 1}")
+    mix = body.get("mix")
+    if mix is not None:
+        if not isinstance(mix, list) or len(mix) != num_layers or not all(
+                isinstance(w, (int, float)) and not isinstance(w, bool) and np.isfinite(w)
+                for w in mix):
+            raise RequestError("mix", f"must be a list of {num_layers} numbers (one weight "
+                                      f"per layer)")
+        mix = [float(w) for w in mix]
+        if body.get("normalize", False) is True:
+            mix = torch.softmax(torch.tensor(mix), dim=0).tolist()
+    gamma = body.get("gamma", 1.0)
+    if not isinstance(gamma, (int, float)) or isinstance(gamma, bool) or not np.isfinite(gamma):
+        raise RequestError("gamma", "must be a number")
+    return layers, mix, float(gamma)
