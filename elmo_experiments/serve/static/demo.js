@@ -32,9 +32,11 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
-function bars(probabilities, best) {
+function bars(probabilities, best, byValue = true) {
+  // one bar per label (most probable first), or in the given order (layer weights)
   const box = el("div", { class: "bars" });
-  const entries = Object.entries(probabilities).sort((a, b) => b[1] - a[1]);
+  const entries = Object.entries(probabilities);
+  if (byValue) entries.sort((a, b) => b[1] - a[1]);
   for (const [label, p] of entries) {
     const fill = el("span", { class: "fill" });
     fill.style.width = `${Math.round(p * 300)}px`;
@@ -132,7 +134,7 @@ function layerWeights(model) {
       const probabilities = {};
       mix.weights.forEach((w, layer) => { probabilities[`layer ${layer}`] = w; });
       box.append(el("div", { class: "meta" }, `${embedder.embedder} mix ${m}: γ = ${mix.gamma}`),
-                 bars(probabilities, null));
+                 bars(probabilities, null, false));
     });
   }
   return box;

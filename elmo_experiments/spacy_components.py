@@ -1,0 +1,198 @@
+"""spaCy pipeline components, registered through the ``spacy_factories`` entry point (and on
+import of this module):
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo")                                 # the shipped 'gutenberg' biLM, offline
+    nlp.add_pipe("elmo_tagger", config={"archive": "runs/ner/model.tar.gz"})
+
+- ``elmo`` sets ``doc.tensor`` (tokens x dim) and so every token's ``vector`` (a span's and the
+  doc's: their tokens' mean) from the biLM: a ``mix`` (one weight per layer, times ``gamma``),
+  the ``layers`` named (concatenated), or by default the average of all layers. The vectors
+  are ``ElmoEmbedder``'s (and ``elmo-exp embed``'s) for the doc's tokens; ``nlp.pipe`` embeds
+  ``batch_size`` docs at a time.
+- ``elmo_tagger`` applies a trained model (``archive``: a model.tar.gz or a run directory) by
+  its task: NER sets ``doc.ents`` (each entity's probability in ``span._.elmo_score`` and the
+  ``elmo_ents`` span group's ``attrs["scores"]``); SRL one span group per predicate
+  (``srl_0``, ``srl_1``, ...: the ``V`` span then its arguments, labelled by role); coreference
+  one span group per cluster (``coref_clusters_1``, ...); SST-5 ``doc.cats``. Sentences are the
+  doc's (``doc.sents`` where a sentencizer or parser set them), else the whole doc.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+from spacy.language import Language
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.util import minibatch
+
+from elmo_experiments.bilm.elmo_embedder_compat import DEFAULT_WEIGHTS, ElmoEmbedder
+
+if not Span.has_extension("elmo_score"):
+    Span.set_extension("elmo_score", default=None)
+
+
+def _span_vector(span: Span) -> np.ndarray:
+    return span.doc.tensor[span.start: span.end].mean(axis=0)
+
+
+def _doc_vector(doc: Doc) -> np.ndarray:
+    return doc.tensor.mean(axis=0)
+
+
+def _token_vector(token: Any) -> np.ndarray:
+    return token.doc.tensor[token.i]
+
+
+class ElmoComponent:
+    """Sets ``doc.tensor`` and token vectors from a biLM (see the module's docstring)."""
+
+    def __init__(self, name: str, weights: str, layers: list[int] | None,
+                 mix: list[float] | None, gamma: float, batch_size: int, device: int) -> None:
+        self.name = name
+        self.embedder = ElmoEmbedder(weights=weights, cuda_device=device)
+        count = self.embedder.num_layers
+        if mix is not None and (layers is not None or len(mix) != count):
+            raise ValueError(f"{name}: mix needs one weight per layer ({count}) and no layers")
+        if layers is not None and (not layers or any(not 0 <= i < count for i in layers)):
+            raise ValueError(f"{name}: layers must be layer indices 0 to {count - 1}")
+        self.layers = layers
+        self.mix = None if mix is None else np.asarray(mix, dtype=np.float32)
+        self.gamma = float(gamma)
+        self.batch_size = batch_size
+
+    @property
+    def dim(self) -> int:
+        """The width of each token's vector."""
+        if self.layers is not None:
+            return self.embedder.dim * len(self.layers)
+        return self.embedder.dim
+
+    def vectors(self, layers: np.ndarray) -> np.ndarray:
+        """(layers, tokens, dim) -> (tokens, width) as configured."""
+        if self.mix is not None:
+            return self.gamma * np.tensordot(self.mix, layers, axes=1)
+        if self.layers is not None:
+            return np.concatenate([layers[i] for i in self.layers], axis=-1)
+        return layers.mean(axis=0)
+
+    def __call__(self, doc: Doc) -> Doc:
+        return next(iter(self.pipe([doc])))
+
+    def pipe(self, docs: Iterable[Doc], batch_size: int | None = None) -> Iterator[Doc]:
+        for batch in minibatch(docs, size=batch_size or self.batch_size):
+            arrays = self.embedder.embed_batch([[t.text for t in doc] for doc in batch])
+            for doc, layers in zip(batch, arrays, strict=True):
+                doc.tensor = np.ascontiguousarray(self.vectors(layers), dtype=np.float32) \
+                    if len(doc) else np.zeros((0, self.dim), dtype=np.float32)
+                doc.user_token_hooks["vector"] = _token_vector
+                doc.user_span_hooks["vector"] = _span_vector
+                doc.user_hooks["vector"] = _doc_vector
+                yield doc
+
+
+@Language.factory("elmo", default_config={"weights": DEFAULT_WEIGHTS, "layers": None,
+                                          "mix": None, "gamma": 1.0, "batch_size": 32,
+                                          "device": -1})
+def make_elmo(nlp: Language, name: str, weights: str, layers: list[int] | None,
+              mix: list[float] | None, gamma: float, batch_size: int,
+              device: int) -> ElmoComponent:
+    """The ``elmo`` component: biLM vectors for every token (``device`` -1: the CPU)."""
+    return ElmoComponent(name, weights, layers, mix, gamma, batch_size, device)
+
+
+class ElmoTagger:
+    """Applies a trained model's predictions to docs (see the module's docstring)."""
+
+    def __init__(self, name: str, archive: str, batch_size: int, device: str) -> None:
+        from elmo_experiments.serve.models import Limits, ServedModel
+
+        self.name = name
+        self.model = ServedModel(name, archive, device)
+        if self.model.task not in ("ner", "srl", "coref", "sst5"):
+            raise ValueError(f"{name}: a {self.model.task} model reads pairs of texts, not "
+                             f"one doc")
+        self.limits = Limits(max_items=10**6, max_chars=10**9, max_tokens=10**6)
+        self.batch_size = batch_size
+
+    def __call__(self, doc: Doc) -> Doc:
+        return next(iter(self.pipe([doc])))
+
+    def pipe(self, docs: Iterable[Doc], batch_size: int | None = None) -> Iterator[Doc]:
+        for batch in minibatch(docs, size=batch_size or self.batch_size):
+            yield from self._apply(list(batch))
+
+    def _apply(self, docs: list[Doc]) -> list[Doc]:
+        task = self.model.task
+        # (doc, first token of the part, token indices of the part) for each model input
+        parts: list[tuple[int, list[int]]] = []
+        items: list[dict[str, Any]] = []
+        for d, doc in enumerate(docs):
+            pieces = (list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]) \
+                if task in ("ner", "srl") else [doc[:]]
+            for piece in pieces:
+                kept = [t.i for t in piece if not t.is_space]
+                if not kept:
+                    continue
+                words = [doc[i].text for i in kept]
+                if task == "coref" and doc.has_annotation("SENT_START"):
+                    sentences = [[t.text for t in s if not t.is_space] for s in doc.sents]
+                    items.append({"sentences": [s for s in sentences if s]})
+                elif task == "coref":
+                    items.append({"sentences": [words]})
+                else:
+                    items.append({"tokens": words})
+                parts.append((d, kept))
+        results = self.model.predict({"instances": items}, self.limits)["results"] \
+            if items else []
+        found: list[dict[str, list[Any]]] = [{"ents": [], "scores": [], "frames": [],
+                                              "clusters": [], "cats": []} for _ in docs]
+        for (d, kept), records in zip(parts, results, strict=True):
+            doc, out = docs[d], found[d]
+            for record in records:
+                if task == "ner":
+                    for s in record["spans"]:
+                        span = Span(doc, kept[s["start"]], kept[s["end"]] + 1, label=s["type"])
+                        out["ents"].append(span)
+                        out["scores"].append(s["score"])
+                elif task == "srl":
+                    predicate = kept[record["predicate_index"]]
+                    spans = [Span(doc, predicate, predicate + 1, label="V")] + [
+                        Span(doc, kept[a["start"]], kept[a["end"]] + 1, label=a["role"])
+                        for a in record["arguments"]]
+                    out["frames"].append(spans)
+                elif task == "coref":
+                    out["clusters"].extend([Span(doc, kept[s], kept[e] + 1) for s, e in c]
+                                           for c in record["clusters"])
+                else:
+                    out["cats"].append(record["probabilities"])
+        for doc, out in zip(docs, found, strict=True):
+            if task == "ner":
+                doc.ents = out["ents"]
+                for span, score in zip(out["ents"], out["scores"], strict=True):
+                    span._.elmo_score = score
+                doc.spans["elmo_ents"] = SpanGroup(doc, name="elmo_ents", spans=out["ents"],
+                                                   attrs={"scores": out["scores"]})
+            elif task == "srl":
+                for k, spans in enumerate(out["frames"]):
+                    doc.spans[f"srl_{k}"] = SpanGroup(doc, name=f"srl_{k}", spans=spans,
+                                                      attrs={"predicate": spans[0].start})
+            elif task == "coref":
+                for k, spans in enumerate(out["clusters"], start=1):
+                    doc.spans[f"coref_clusters_{k}"] = SpanGroup(
+                        doc, name=f"coref_clusters_{k}", spans=spans)
+            elif out["cats"]:
+                doc.cats = {label: float(p) for label, p in out["cats"][0].items()}
+        return docs
+
+
+@Language.factory("elmo_tagger", default_config={"archive": "", "batch_size": 16,
+                                                 "device": "cpu"})
+def make_elmo_tagger(nlp: Language, name: str, archive: str, batch_size: int,
+                     device: str) -> ElmoTagger:
+    """The ``elmo_tagger`` component: a trained model (``archive``) applied to each doc."""
+    if not archive:
+        raise ValueError(f"{name}: set config={{'archive': 'PATH/model.tar.gz'}}")
+    return ElmoTagger(name, archive, batch_size, device)
