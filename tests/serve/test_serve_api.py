@@ -152,3 +152,40 @@ def test_every_task_takes_its_inputs(archive_of) -> None:
 def test_model_names() -> None:
     assert model_names(["runs/ner", "a/ner/model.tar.gz", "x=runs/sst5", "b/m.tar.gz"]) == {
         "ner": "runs/ner", "ner-2": "a/ner/model.tar.gz", "x": "runs/sst5", "m": "b/m.tar.gz"}
+
+
+def test_elmo_exp_serve_from_the_command_line(archive_of, tmp_path: Path) -> None:
+    """The command itself: uvicorn serves the archive; bad JSON is a 400 and it carries on."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "elmo_experiments", "serve", f"tagger={archive_of('ner')}",
+         "--port", str(port), "--device", "cpu"], cwd=tmp_path, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, env={**os.environ, "ELMO_CACHE_DIR": str(tmp_path / "c")})
+    try:
+        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 120
+        while True:
+            try:
+                models = httpx.get(url + "/models", timeout=5).json()["models"]
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.3)
+        assert [m["name"] for m in models] == ["tagger"]
+        bad = httpx.post(url + "/predict/tagger", content=b"[", timeout=30)
+        assert bad.status_code == 400 and bad.json()["error"].startswith("body: not JSON")
+        good = httpx.post(url + "/predict/tagger", json={"text": "Paris ."}, timeout=60)
+        assert good.status_code == 200 and good.json()["results"][0][0]["tokens"] == [
+            "Paris", "."]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
