@@ -594,7 +594,7 @@ def neighbours(word: str, sentence: str | None, weights: str, vectors: str | Non
               help="replace the block between <!-- tables:begin --> and <!-- tables:end --> "
               "in this markdown file with the tables")
 @click.option("--task-readmes", is_flag=True,
-              help="also replace that block in each tasks/<task>/README.md with the task's "
+              help="also replace that block in each reproduction/<task>/README.md with the task's "
               "own table (every group of its sweeps)")
 def tables(results: str, output: str | None, figures: str | None, readme: str | None,
            task_readmes: bool) -> None:

@@ -5,7 +5,7 @@ summaries.
 
 A sweep's name says what it holds: ``<task>_main`` (Table 1: baseline, elmo), ``<task>_layers``
 (Table 2), ``<task>_placement`` (Table 3), ``<task>_fractions`` (Figure 1). The paper's figures
-come from ``tasks/<task>/expected.json``.
+come from ``reproduction/<task>/expected.json``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from elmo_experiments.data.files import atomic_write, read_json
 from elmo_experiments.errors import DataError
 from elmo_experiments.sweeps.summary import mean_std
 
+# the command that measures it (a results file made before reproduction/ was called tasks/
+# records the script's old path)
+FINETUNING_SCRIPT = "python reproduction/bilm/finetuning.py"
 FINETUNED = "elmo_finetuned"  # Table 1's variant with the biLM fine-tuned on the task's text
 TASKS = ("squad", "snli", "srl", "coref", "ner", "sst5")  # the order of the rows (the paper's)
 COLUMNS = {
@@ -111,7 +114,7 @@ def probes(results: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def expected(task: str) -> dict[str, Any]:
-    path = PROJECT_ROOT / "tasks" / task / "expected.json"
+    path = PROJECT_ROOT / "reproduction" / task / "expected.json"
     return read_json(path) if path.is_file() else {}
 
 
@@ -222,11 +225,11 @@ def _perplexities(figures: dict[str, Any]) -> str:
 
 def finetuning_table(results: dict[str, dict[str, Any]]) -> list[str]:
     """The supplement's table (A.1): each task's dev text under the biLM before and after one
-    pass over the task's training text (``tasks/bilm/finetuning.py``)."""
+    pass over the task's training text (``reproduction/bilm/finetuning.py``)."""
     data = results.get("bilm_finetuning")
     if not data:
         return ["No fine-tuned biLM is measured yet (`results/bilm_finetuning.json`, from "
-                "`python tasks/bilm/finetuning.py`)."]
+                f"`{FINETUNING_SCRIPT}`)."]
     lines = ["| task | dev text: tokens | before: forward / backward / **average** | "
              "after | paper (average, before → after) | fine-tuning: training tokens, wall "
              "time | biLM after (SHA-1) |", "|---|---|---|---|---|---|---|"]
@@ -246,7 +249,7 @@ def finetuning_table(results: dict[str, dict[str, Any]]) -> list[str]:
     lines += ["", f"Before: `{data.get('before')}` ({', '.join(before)}); "
               "each after: that biLM after one pass over the task's training text "
               "(`experiments/bilm/finetune_<task>.jsonnet`), exact softmax over its vocabulary; "
-              f"regenerate with `{data.get('command')}`."]
+              f"regenerate with `{FINETUNING_SCRIPT}` (every task)."]
     return lines
 
 
@@ -339,7 +342,7 @@ def task_readmes() -> dict[str, Path]:
     """Task -> its README, for every task whose README has a tables block."""
     found = {}
     for task in TASKS:
-        path = PROJECT_ROOT / "tasks" / task / "README.md"
+        path = PROJECT_ROOT / "reproduction" / task / "README.md"
         if path.is_file() and BEGIN in path.read_text(encoding="utf-8"):
             found[task] = path
     return found

@@ -213,7 +213,7 @@ def test_text_to_instance() -> None:
 
 
 def test_embedded_sample_files_read() -> None:
-    sample = REPO_ROOT / "tasks" / "ner" / "sample"
+    sample = REPO_ROOT / "reproduction" / "ner" / "sample"
     reader = make_reader()
     for name in ("train.txt", "dev.txt", "test.txt"):
         instances = reader.read(sample / name)
@@ -223,7 +223,7 @@ def test_embedded_sample_files_read() -> None:
 
 def test_is_embedded_sample(tmp_path: Path) -> None:
     assert not is_embedded_sample(tmp_path / "train.txt")
-    assert is_embedded_sample(tmp_path / "tasks" / "pos" / "sample" / "train.txt")
+    assert is_embedded_sample(tmp_path / "reproduction" / "pos" / "sample" / "train.txt")
 
 
 def test_provenance_records_size_and_sha1(

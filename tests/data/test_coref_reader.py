@@ -24,7 +24,7 @@ from elmo_experiments.data.readers.coref import CorefReader, data_files
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 
-SAMPLE = PROJECT_ROOT / "tasks" / "coref" / "sample"
+SAMPLE = PROJECT_ROOT / "reproduction" / "coref" / "sample"
 LITBANK = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "coref_litbank"
 
 

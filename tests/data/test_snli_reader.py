@@ -14,7 +14,7 @@ from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.data.readers.snli import SnliReader, parse_tokens
 from elmo_experiments.errors import DataError
 
-SAMPLE = PROJECT_ROOT / "tasks" / "snli" / "sample"
+SAMPLE = PROJECT_ROOT / "reproduction" / "snli" / "sample"
 REAL = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "snli"
 
 

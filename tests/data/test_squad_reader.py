@@ -27,7 +27,7 @@ from elmo_experiments.data.tokenizers import tokenize, tokenize_with_offsets
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 
-SAMPLE = PROJECT_ROOT / "tasks" / "squad" / "sample"
+SAMPLE = PROJECT_ROOT / "reproduction" / "squad" / "sample"
 REAL = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "squad"
 
 TRICKY = [

@@ -29,7 +29,7 @@ from elmo_experiments.data.srl_tags import (
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 
-SAMPLE = PROJECT_ROOT / "tasks" / "srl" / "sample"
+SAMPLE = PROJECT_ROOT / "reproduction" / "srl" / "sample"
 REAL = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "srl_conll2005"
 SAMPLE_SIZES = {"train": 60, "dev": 20, "test": 20}
 

@@ -13,7 +13,7 @@ from elmo_experiments.data.readers.sst import SstReader, parse_tree
 from elmo_experiments.errors import DataError
 
 TREE = "(3 (2 (2 The) (2 film)) (4 (3 (2 is) (4 superb)) (2 .)))"
-SAMPLE = PROJECT_ROOT / "tasks" / "sst5" / "sample"
+SAMPLE = PROJECT_ROOT / "reproduction" / "sst5" / "sample"
 REAL = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "sst"
 
 

@@ -1,4 +1,4 @@
-"""``tasks/coref/memory.py``: the README's peak-memory table is the committed results file's,
+"""``reproduction/coref/memory.py``: the README's peak-memory table is the committed results file's,
 and the command's helpers (the largest instance, the candidate span count, the missing-data
 error). Needs no data."""
 
@@ -16,7 +16,7 @@ from task_scripts import load_script
 from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.modules.spans import enumerate_spans
 
-TASK = PROJECT_ROOT / "tasks" / "coref"
+TASK = PROJECT_ROOT / "reproduction" / "coref"
 README = TASK / "README.md"
 RESULTS = TASK / "results" / "memory.json"
 STEPS = {"training step": "train", "evaluation forward": "evaluate"}

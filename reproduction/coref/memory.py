@@ -1,4 +1,4 @@
-"""The peak memory of the coreference model on a LitBank document (``tasks/coref/README.md``,
+"""The peak memory of the coreference model on a LitBank document (``reproduction/coref/README.md``,
 "Results"): for the configured model with random initial weights, on the CPU,
 
 - ``train``: one training step (forward, backward, gradient clipping as configured, optimizer
@@ -6,8 +6,8 @@
 - ``evaluate``: one forward under ``torch.no_grad`` on the longest whole test document (dev
   when the config has no test path).
 
-    [ELMO_SIZE=cpu] python tasks/coref/memory.py [--config experiments/coref_baseline.jsonnet]
-        [--out tasks/coref/results/memory.json]
+    [ELMO_SIZE=cpu] python reproduction/coref/memory.py [--config experiments/coref_baseline.jsonnet]
+        [--out reproduction/coref/results/memory.json]
 
 Each measurement runs in a fresh child process (this script with the hidden ``--child`` flag),
 which assembles the experiment as ``elmo-exp train`` does (``load_config``,
@@ -33,7 +33,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = "experiments/coref_baseline.jsonnet"
-DEFAULT_OUT = ROOT / "tasks" / "coref" / "results" / "memory.json"
+DEFAULT_OUT = ROOT / "reproduction" / "coref" / "results" / "memory.json"
 LITBANK = "coref_litbank/conll"
 KINDS = ("train", "evaluate")
 

@@ -1,6 +1,6 @@
 """Writes the embedded SST-format sample (invented review sentences, a label 0-4 on every node).
 
-Run from the repository root: ``python tasks/sst5/sample/make_sample.py``. The output is
+Run from the repository root: ``python reproduction/sst5/sample/make_sample.py``. The output is
 deterministic; the files are committed so tests and the demo need no generation step. Each
 word has a sentiment score; a phrase's label follows the sum of its words' scores, so a
 model can learn something from the sample.

@@ -5,7 +5,7 @@ Fine-tune first (one pass over the task's training text; experiments/bilm/finetu
 
     ELMO_DATA_DIR=/path/to/data elmo-exp pretrain experiments/bilm/finetune_ner.jsonnet \\
         -s runs/bilm_finetuned/ner --init-from gutenberg
-    ELMO_DATA_DIR=/path/to/data python tasks/bilm/finetuning.py ner [sst5 ...]
+    ELMO_DATA_DIR=/path/to/data python reproduction/bilm/finetuning.py ner [sst5 ...]
 
 A task given again replaces its entry; the others are kept. `make tables` shows the file.
 """
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{task}: {data['tasks'][task]['before']['perplexity']} -> {after}",
               file=sys.stderr)
     data["before"] = args.before
-    data["command"] = f"python tasks/bilm/finetuning.py {' '.join(args.tasks)}"
+    data["command"] = f"python reproduction/bilm/finetuning.py {' '.join(args.tasks)}"
     data["code"] = code_version()
     data["tasks"] = {t: data["tasks"][t] for t in TASKS if t in data["tasks"]}
     atomic_write(str(output), lambda tmp: Path(tmp).write_text(

@@ -2,7 +2,7 @@
 country (Ostrand) and a few general topics, with questions and answers written for it. No text
 comes from SQuAD.
 
-Run from the repository root: ``python tasks/squad/sample/make_sample.py``. The output is
+Run from the repository root: ``python reproduction/squad/sample/make_sample.py``. The output is
 deterministic; the files are committed so tests and the demo need no generation step. The
 schema is SQuAD v1.1's (``data`` / ``paragraphs`` / ``qas``). Train has one answer a question,
 dev several (as the official dev set: variants with or without articles or punctuation). An

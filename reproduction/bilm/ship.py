@@ -1,6 +1,6 @@
 """Ship a pretrained biLM inside the package: float16 export, perplexities, model card, sums.
 
-    python tasks/bilm/ship.py RUN_DIR [--name gutenberg] [--out elmo_experiments/bilm/models]
+    python reproduction/bilm/ship.py RUN_DIR [--name gutenberg] [--out elmo_experiments/bilm/models]
                                       [--pins FILE]
 
 From a finished (or interrupted) ``elmo-exp pretrain`` run: exports ``best.pt`` in float16 into
@@ -153,7 +153,7 @@ per layer, 3 layers for the scalar mix. Softmax over {vocab:,} words (`vocab.txt
 ## Training
 
 - Command: `ELMO_DATA_DIR=/path/to/data elmo-exp pretrain experiments/bilm/{name}.jsonnet -s
-  {run_dir.name}` (resumed with `--recover` after interruptions), then `python tasks/bilm/ship.py
+  {run_dir.name}` (resumed with `--recover` after interruptions), then `python reproduction/bilm/ship.py
   {run_dir.name}`.
 - Joint forward and backward LM loss, sampled softmax ({model['num_samples']} samples) in
   training, exact softmax for every perplexity; dropout {model['dropout']};

@@ -1,7 +1,7 @@
 """Writes the embedded coreference sample: short invented stories (no text comes from LitBank
 or any other corpus) with the coreference written for them, in LitBank's CoNLL layout.
 
-Run from the repository root: ``python tasks/coref/sample/make_sample.py``. The output is
+Run from the repository root: ``python reproduction/coref/sample/make_sample.py``. The output is
 deterministic; the files are committed so tests and the demo need no generation step. Layout as
 in LitBank's ``.conll`` files: ``#begin document (NAME); part 0``, then one token per line in 13
 TAB-separated columns (document, part ``0``, word number, word, eight ``_`` placeholders, the

@@ -1,7 +1,7 @@
 """Writes the embedded CoNLL-2005-format SRL sample: invented simple English sentences (no text
 comes from any corpus) with PropBank-style roles written for them.
 
-Run from the repository root: ``python tasks/srl/sample/make_sample.py``. The output is
+Run from the repository root: ``python reproduction/srl/sample/make_sample.py``. The output is
 deterministic; the files are committed so tests and the demo need no generation step. Columns
 as in the CoNLL-2005 combined files: word, POS, full parse (a placeholder ``(S1(S*`` ...
 ``*))`` around the sentence), named entities, verb sense (``01``; ``-`` in test, as in the real

@@ -1,7 +1,7 @@
 """Writes the embedded LM sample corpus (invented sentences): train.txt (one tokenised sentence
 per line), story.txt (running text in paragraphs, for the ``raw`` format) and heldout.txt.
 
-Run from the repository root: ``python tasks/bilm/sample/make_sample.py``; deterministic.
+Run from the repository root: ``python reproduction/bilm/sample/make_sample.py``; deterministic.
 """
 
 from __future__ import annotations

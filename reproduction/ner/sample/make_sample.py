@@ -1,6 +1,6 @@
 """Writes the embedded CoNLL-2003-format sample (invented sentences, IOB1 tags).
 
-Run from the repository root: ``python tasks/ner/sample/make_sample.py``. The output is
+Run from the repository root: ``python reproduction/ner/sample/make_sample.py``. The output is
 deterministic; the files are committed so tests and the demo need no generation step.
 """
 

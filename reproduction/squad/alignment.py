@@ -1,9 +1,9 @@
-"""The answer alignment of ``tasks/squad/README.md`` ("Measured on the files above"): for each
+"""The answer alignment of ``reproduction/squad/README.md`` ("Measured on the files above"): for each
 ``split_characters`` setting of its table, how many SQuAD v1.1 answers the ``squad`` reader
 aligns exactly, inexactly or not at all in the train and dev files, and the figures of the
 paragraph below the table.
 
-    python tasks/squad/alignment.py [--data-root DIR] [--out tasks/squad/results/alignment.json]
+    python reproduction/squad/alignment.py [--data-root DIR] [--out reproduction/squad/results/alignment.json]
 
 ``DIR`` (default ``$ELMO_DATA_DIR``) holds ``squad/train-v1.1.json`` and
 ``squad/dev-v1.1.json`` (or ``.json.gz``). Writes the JSON (with the date, the commit, spaCy's
@@ -48,8 +48,8 @@ from elmo_experiments.training.run_dir import write_json
 from elmo_experiments.version import code_version
 
 ROOT = Path(__file__).resolve().parents[2]
-OUT = ROOT / "tasks" / "squad" / "results" / "alignment.json"
-COMMAND = "python tasks/squad/alignment.py"
+OUT = ROOT / "reproduction" / "squad" / "results" / "alignment.json"
+COMMAND = "python reproduction/squad/alignment.py"
 SPLITS = ("train", "dev")
 
 # The README table's rows, in its order: (name, split_characters).

@@ -1,6 +1,6 @@
 """Writes the embedded SNLI-format sample (invented premise/hypothesis pairs, JSON lines).
 
-Run from the repository root: ``python tasks/snli/sample/make_sample.py``. The output is
+Run from the repository root: ``python reproduction/snli/sample/make_sample.py``. The output is
 deterministic; the files are committed so tests and the demo need no generation step. Like the
 real data, each record has ``sentence1/2``, their binary parses, ``gold_label`` and ``pairID``;
 a few pairs have the no-consensus label ``-``, which the reader drops.
