@@ -153,8 +153,8 @@ per layer, 3 layers for the scalar mix. Softmax over {vocab:,} words (`vocab.txt
 ## Training
 
 - Command: `ELMO_DATA_DIR=/path/to/data elmo-exp pretrain experiments/bilm/{name}.jsonnet -s
-  {run_dir.name}` (resumed with `--recover` after interruptions), then `python reproduction/bilm/ship.py
-  {run_dir.name}`.
+  {run_dir.name}` (resumed with `--recover` after interruptions), then
+  `python reproduction/bilm/ship.py {run_dir.name}`.
 - Joint forward and backward LM loss, sampled softmax ({model['num_samples']} samples) in
   training, exact softmax for every perplexity; dropout {model['dropout']};
   {trainer['optimizer']['type']}, lr

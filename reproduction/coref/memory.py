@@ -6,7 +6,8 @@
 - ``evaluate``: one forward under ``torch.no_grad`` on the longest whole test document (dev
   when the config has no test path).
 
-    [ELMO_SIZE=cpu] python reproduction/coref/memory.py [--config experiments/coref_baseline.jsonnet]
+    [ELMO_SIZE=cpu] python reproduction/coref/memory.py
+        [--config experiments/coref_baseline.jsonnet]
         [--out reproduction/coref/results/memory.json]
 
 Each measurement runs in a fresh child process (this script with the hidden ``--child`` flag),

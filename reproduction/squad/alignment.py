@@ -1,9 +1,10 @@
-"""The answer alignment of ``reproduction/squad/README.md`` ("Measured on the files above"): for each
-``split_characters`` setting of its table, how many SQuAD v1.1 answers the ``squad`` reader
+"""The answer alignment of ``reproduction/squad/README.md`` ("Measured on the files above"): for
+each ``split_characters`` setting of its table, how many SQuAD v1.1 answers the ``squad`` reader
 aligns exactly, inexactly or not at all in the train and dev files, and the figures of the
 paragraph below the table.
 
-    python reproduction/squad/alignment.py [--data-root DIR] [--out reproduction/squad/results/alignment.json]
+    python reproduction/squad/alignment.py [--data-root DIR]
+        [--out reproduction/squad/results/alignment.json]
 
 ``DIR`` (default ``$ELMO_DATA_DIR``) holds ``squad/train-v1.1.json`` and
 ``squad/dev-v1.1.json`` (or ``.json.gz``). Writes the JSON (with the date, the commit, spaCy's
@@ -35,15 +36,15 @@ from elmo_experiments.data.files import (
     resolve_data_path,
     sha256_of,
 )
-from elmo_experiments.data.readers.squad import (
+from elmo_experiments.data.tokenizers import spacy_words, split_token, tokenize_with_offsets
+from elmo_experiments.errors import DataError
+from elmo_experiments.tasks.squad.reader import (
     SPLIT_CHARACTERS,
     Paragraph,
     SquadReader,
     _field,
     locate,
 )
-from elmo_experiments.data.tokenizers import spacy_words, split_token, tokenize_with_offsets
-from elmo_experiments.errors import DataError
 from elmo_experiments.training.run_dir import write_json
 from elmo_experiments.version import code_version
 

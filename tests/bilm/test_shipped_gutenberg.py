@@ -46,7 +46,8 @@ def test_the_name_resolves_offline_with_its_sums_checked(monkeypatch: pytest.Mon
 
 
 def test_the_package_pins_the_files_sha256() -> None:
-    """Shipping a biLM anew (reproduction/bilm/ship.py) must update the pin in shipped_digests.py."""
+    """Shipping a biLM anew (reproduction/bilm/ship.py) must update the pin in
+    shipped_digests.py."""
     assert set(pretrained.SHIPPED_SHA256) >= set(pretrained.shipped())
     assert pretrained.SHIPPED_SHA256["gutenberg"] == pretrained.folder_digests(FOLDER)
     assert set(pretrained.SHIPPED_SHA256["gutenberg"]) == FILES - {"SHA256SUMS"}

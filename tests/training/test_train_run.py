@@ -256,7 +256,8 @@ def test_a_run_resumes_and_loads_from_a_checkout_elsewhere(reference_run, tmp_pa
     assert str(ROOT) not in saved and '"{project}/reproduction/ner/sample/train.txt"' in saved
     checkout = tmp_path / "checkout"  # the project moved: the old checkout is not read
     shutil.copytree(ROOT / "experiments", checkout / "experiments")
-    shutil.copytree(ROOT / "reproduction" / "ner" / "sample", checkout / "reproduction" / "ner" / "sample")
+    shutil.copytree(ROOT / "reproduction" / "ner" / "sample",
+                    checkout / "reproduction" / "ner" / "sample")
     monkeypatch.setattr(loader, "PROJECT_ROOT", checkout)
     monkeypatch.setattr(loader, "LIBRARY_DIR", checkout / "experiments" / "lib")
     monkeypatch.setattr(paths, "PROJECT_ROOT", checkout)

@@ -194,7 +194,7 @@ def expected_clusters(sentences: list[str]) -> list[list[list[int]]]:
 def check(path: Path, stories: list[Story]) -> None:
     """Read ``path`` back with the reader: every document, word and cluster as written, and
     what the sample must show (nesting, singletons, pronouns, longer chains)."""
-    from elmo_experiments.data.readers.coref import CorefReader
+    from elmo_experiments.tasks.coref.reader import CorefReader
 
     for line in path.read_text(encoding="ascii").splitlines():
         assert not line or line.startswith("#") or line.count("\t") == 12, (path, line)

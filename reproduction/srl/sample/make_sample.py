@@ -198,8 +198,8 @@ def write(path: Path, count: int, seed: int, senses: bool = True) -> None:
 
 def check(path: Path, count: int) -> None:
     """Read ``path`` back with the reader: every sentence, V and BIO tag as written."""
-    from elmo_experiments.data.readers.srl import SrlReader
-    from elmo_experiments.data.srl_tags import bio_problem
+    from elmo_experiments.tasks.srl.reader import SrlReader
+    from elmo_experiments.tasks.srl.tags import bio_problem
 
     reader = SrlReader({})
     instances = reader.read(path)

@@ -22,12 +22,12 @@ from elmo_experiments.data.files import (
     provenance,
     resolve_data_path,
 )
-from elmo_experiments.data.readers.conll2003 import iter_sentences
+from elmo_experiments.data.readers.column_tagging import iter_sentences
 from elmo_experiments.data.token_indexers import CharactersIndexer, SingleIdIndexer
 from elmo_experiments.errors import DataError
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-MALFORMED = Path(__file__).resolve().parents[1] / "fixtures" / "malformed_conll"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+MALFORMED = Path(__file__).resolve().parents[2] / "fixtures" / "malformed_conll"
 EXPECTED = json.loads((MALFORMED / "expected.json").read_text(encoding="utf-8"))
 
 # Two documents, three sentences; IOB1 tags in the NER column (B- only between same-type chunks).

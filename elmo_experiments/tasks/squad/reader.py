@@ -37,7 +37,7 @@ logger = logging.getLogger("elmo_experiments")
 
 # Characters split off inside spaCy tokens: where SQuAD answers often begin or end mid-token
 # (1854–1855, mid-2015, US$100, 1830.[n, Sekulić.:32). Chosen on the train and dev files:
-# tasks/squad/README.md has the numbers. Not the apostrophes: they would break n't and 's.
+# reproduction/squad/README.md has the numbers. Not the apostrophes: they would break n't and 's.
 SPLIT_CHARACTERS = '-–—/~"“”[]():$'
 
 Offsets = list[tuple[int, int]]

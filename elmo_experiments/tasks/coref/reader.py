@@ -1,5 +1,5 @@
 """Coreference data in the CoNLL-2012 format (``coref_conll2012``): OntoNotes' ``*_gold_conll``
-files and LitBank's ``.conll`` files; ``tasks/coref/README.md`` has the formats.
+files and LitBank's ``.conll`` files; ``reproduction/coref/README.md`` has the formats.
 
 One instance per document part, or with ``max_sentences`` (training) per window of at most
 that many consecutive sentences of a part::

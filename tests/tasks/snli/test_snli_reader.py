@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from elmo_experiments.config.loader import PROJECT_ROOT
-from elmo_experiments.data.readers.snli import SnliReader, parse_tokens
 from elmo_experiments.errors import DataError
+from elmo_experiments.tasks.snli.reader import SnliReader, parse_tokens
 
 SAMPLE = PROJECT_ROOT / "reproduction" / "snli" / "sample"
 REAL = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "snli"

@@ -5,7 +5,7 @@ A props file has one line per token and a blank line after each sentence; its fi
 the target verbs (``-`` on other rows), then comes one Start-End column per predicate, in token
 order: ``(A1*`` opens A1, ``*)`` or ``*A1)`` closes it, ``(V*)`` is one token, ``*`` nothing.
 
-Columns are read and written with ``elmo_experiments.data.srl_tags``. srl-eval.pl's rules, as
+Columns are read and written with ``elmo_experiments.tasks.srl.tags``. srl-eval.pl's rules, as
 implemented here:
 
 - a column's phrases become the proposition's arguments in token order; a ``C-X`` phrase joins
@@ -30,7 +30,7 @@ Checked: the official srl-eval.pl (run with perl 5.36 outside this repository) p
 report as ``format_report``, byte for byte, on 300 random pairs of props files of 1-25 sentences
 (labels A0-A2, AM-TMP, V, C-X, R-X, C-R-X; labels, boundaries and continuations perturbed), on
 the files ``SrlEval.write`` wrote for some of them, and on the hand-made cases of
-``tests/tasks/test_srl_metric.py``; those tests rerun the comparison when ``$SRL_EVAL_PL`` names
+``tests/tasks/srl/test_srl_metric.py``; those tests rerun the comparison when ``$SRL_EVAL_PL`` names
 the script. The ``srl_eval`` dataset metric writes only sentences that have a predicate (the
 others have no instance), so its sentence count is of those.
 """
@@ -45,14 +45,14 @@ from typing import Any, NamedTuple
 
 from elmo_experiments.config.registry import register
 from elmo_experiments.data.files import atomic_write, iter_lines, resolve_data_path
-from elmo_experiments.data.srl_tags import (
+from elmo_experiments.errors import DataError
+from elmo_experiments.tasks.srl.tags import (
     BracketError,
     Span,
     bio_to_spans,
     brackets_to_spans,
     spans_to_brackets,
 )
-from elmo_experiments.errors import DataError
 
 NO_PREDICATE = "-"
 CONTINUATION = "C-"

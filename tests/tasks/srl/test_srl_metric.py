@@ -20,9 +20,8 @@ from typing import Any
 import pytest
 
 from elmo_experiments.config.registry import lookup
-from elmo_experiments.data.srl_tags import spans_to_bio
 from elmo_experiments.errors import DataError
-from elmo_experiments.tasks.srl import (
+from elmo_experiments.tasks.srl.metric import (
     Argument,
     PropsSentence,
     SrlEval,
@@ -34,8 +33,9 @@ from elmo_experiments.tasks.srl import (
     score_files,
     score_props,
 )
+from elmo_experiments.tasks.srl.tags import spans_to_bio
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SRL_EVAL_PL = os.environ.get("SRL_EVAL_PL")
 OFFICIAL = bool(SRL_EVAL_PL and Path(SRL_EVAL_PL).is_file() and shutil.which("perl"))
 

@@ -20,9 +20,9 @@ from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.batching import collate, index_instances
 from elmo_experiments.data.readers.conll2012 import iter_parts, iter_sentences, parse_header
-from elmo_experiments.data.readers.coref import CorefReader, data_files
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
+from elmo_experiments.tasks.coref.reader import CorefReader, data_files
 
 SAMPLE = PROJECT_ROOT / "reproduction" / "coref" / "sample"
 LITBANK = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "coref_litbank"

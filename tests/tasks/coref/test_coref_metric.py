@@ -27,7 +27,7 @@ import pytest
 
 from elmo_experiments.config.registry import lookup
 from elmo_experiments.errors import DataError
-from elmo_experiments.tasks.coref import (
+from elmo_experiments.tasks.coref.metric import (
     ConllCoref,
     align,
     b_cubed,
@@ -44,7 +44,7 @@ from elmo_experiments.tasks.coref import (
     score_files,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCORER_PL = os.environ.get("COREF_SCORER_PL")
 OFFICIAL = bool(SCORER_PL and Path(SCORER_PL).is_file() and shutil.which("perl"))
 

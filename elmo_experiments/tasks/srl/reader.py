@@ -1,5 +1,6 @@
 """Semantic role labelling data: CoNLL-2005 combined column files (``srl_conll2005``) and
-CoNLL-2012 ``*_gold_conll`` files (``srl_conll2012``); ``tasks/srl/README.md`` has the formats.
+CoNLL-2012 ``*_gold_conll`` files (``srl_conll2012``); ``reproduction/srl/README.md`` has the
+formats.
 
 One instance per predicate (a sentence with none gives no instance)::
 
@@ -37,9 +38,9 @@ from elmo_experiments.data.readers.conll2012 import (
     iter_sentences,
     unescape_word,
 )
-from elmo_experiments.data.srl_tags import BracketError, Span, brackets_to_spans, spans_to_bio
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.errors import DataError
+from elmo_experiments.tasks.srl.tags import BracketError, Span, brackets_to_spans, spans_to_bio
 
 logger = logging.getLogger("elmo_experiments")
 

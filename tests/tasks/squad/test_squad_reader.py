@@ -17,15 +17,15 @@ from elmo_experiments import components  # noqa: F401
 from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.batching import collate, index_instances
-from elmo_experiments.data.readers.squad import (
+from elmo_experiments.data.tokenizers import tokenize, tokenize_with_offsets
+from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.errors import DataError
+from elmo_experiments.tasks.squad.reader import (
     SPLIT_CHARACTERS,
     SquadReader,
     locate,
     token_span,
 )
-from elmo_experiments.data.tokenizers import tokenize, tokenize_with_offsets
-from elmo_experiments.data.vocabulary import Vocabulary
-from elmo_experiments.errors import DataError
 
 SAMPLE = PROJECT_ROOT / "reproduction" / "squad" / "sample"
 REAL = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "squad"

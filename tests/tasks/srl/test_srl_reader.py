@@ -16,8 +16,10 @@ from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.batching import collate, index_instances
-from elmo_experiments.data.readers.srl import Conll2012SrlReader, SrlReader, unescape_word
-from elmo_experiments.data.srl_tags import (
+from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.errors import DataError
+from elmo_experiments.tasks.srl.reader import Conll2012SrlReader, SrlReader, unescape_word
+from elmo_experiments.tasks.srl.tags import (
     BracketError,
     bio_problem,
     bio_to_spans,
@@ -26,8 +28,6 @@ from elmo_experiments.data.srl_tags import (
     spans_to_bio,
     spans_to_brackets,
 )
-from elmo_experiments.data.vocabulary import Vocabulary
-from elmo_experiments.errors import DataError
 
 SAMPLE = PROJECT_ROOT / "reproduction" / "srl" / "sample"
 REAL = Path(os.environ.get("ELMO_DATA_DIR", "no-data")) / "srl_conll2005"

@@ -17,7 +17,7 @@ import pytest
 
 from elmo_experiments.config.registry import lookup
 from elmo_experiments.errors import DataError
-from elmo_experiments.tasks.squad import (
+from elmo_experiments.tasks.squad.metric import (
     SquadMetric,
     SquadQuestion,
     best_over_answers,
@@ -30,7 +30,7 @@ from elmo_experiments.tasks.squad import (
     score_predictions,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 # --- normalisation, EM, F1 by hand -------------------------------------------------------------

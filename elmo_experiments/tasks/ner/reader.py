@@ -1,22 +1,14 @@
-"""CoNLL-2003 (``word POS chunk NER`` per line, IOB1 tags, ``-DOCSTART-`` lines)."""
+"""NER's reader: CoNLL-2003 (``word POS chunk NER`` per line, IOB1 tags, ``-DOCSTART-`` lines)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
-from elmo_experiments.data.readers.column_tagging import ColumnTaggingReader, iter_rows
+from elmo_experiments.data.readers.column_tagging import ColumnTaggingReader, iter_sentences
+
+# iter_sentences (the format, shared) as well: the old path data.readers.conll2003 gave it
+__all__ = ["COLUMNS", "Conll2003Reader", "iter_sentences"]
 
 COLUMNS = {"pos": 1, "chunk": 2, "ner": 3}
-
-
-def iter_sentences(path: str | Path, max_tokens: int | None = None
-                   ) -> Iterator[tuple[int, list[list[str]]]]:
-    """Yield (first line number, rows of fields) per sentence, skipping ``-DOCSTART-`` lines;
-    a sentence longer than ``max_tokens`` is a ``DataError`` naming where it starts."""
-    for rows in iter_rows(path, max_tokens=max_tokens):
-        yield rows[0][0], [fields for _, fields in rows]
 
 
 class Conll2003Reader(ColumnTaggingReader):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from elmo_experiments.config.loader import PROJECT_ROOT
-from elmo_experiments.data.readers.sst import SstReader, parse_tree
 from elmo_experiments.errors import DataError
+from elmo_experiments.tasks.sst5.reader import SstReader, parse_tree
 
 TREE = "(3 (2 (2 The) (2 film)) (4 (3 (2 is) (4 superb)) (2 .)))"
 SAMPLE = PROJECT_ROOT / "reproduction" / "sst5" / "sample"
