@@ -5,7 +5,7 @@
 
 Uses the project's own trainer for each epoch; prints the figures and the dev and test F1 after
 each epoch (to compare learning curves epoch for epoch with the reference point in
-tasks/ner/README.md; nothing is selected on test here). Not a test.
+reproduction/ner/README.md; nothing is selected on test here). Not a test.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def activations(weights: str | None) -> None:
         else:
             name = weights
         options_file, weight_file = resolve_weights(weights)
-        lines = (ROOT / "tasks/bilm/sample/story.txt").read_text().split("\n\n")
+        lines = (ROOT / "reproduction/bilm/sample/story.txt").read_text().split("\n\n")
         sentences = [p.split()[:40] for p in lines if p.split()][:32]
         ids = batch_to_ids(sentences)
         layers = {}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -34,7 +34,25 @@ def _rank_zero() -> bool:
     return os.environ.get("RANK", "0") == "0"
 
 
-@click.group()
+class CommandsGroup(click.Group):
+    """The built-in commands, then installed packages' (``plugins.COMMAND_GROUP``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from elmo_experiments.plugins import plugin_commands
+
+        return sorted({*super().list_commands(ctx), *plugin_commands()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        from elmo_experiments.plugins import load_command, plugin_commands
+
+        point = plugin_commands().get(cmd_name)
+        return None if point is None else _with_plugin_option(load_command(point))
+
+
+@click.group(cls=CommandsGroup)
 @click.version_option(package_name="elmo-experiments")
 def cli() -> None:
     """Contextual word representations (ELMo) and the task models of Peters et al. (2018)."""
@@ -265,74 +283,31 @@ def plot(run_dirs: tuple[str, ...], output: str, what: str) -> None:
     click.echo(f"{plot_runs(list(run_dirs), output, what)}", err=True)
 
 
-@cli.group()
+class RegistryGroup(click.Group):
+    """A command group whose subcommands are the registry's ``category`` entries (each builder
+    returns a click command): a task folder or a plugin adds one without touching this file."""
+
+    def __init__(self, *args: Any, category: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.category = category
+
+    def _entries(self) -> dict[str, Any]:
+        from elmo_experiments import components  # noqa: F401  (fills the registry)
+        from elmo_experiments.config.registry import entries
+
+        return entries(self.category)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(self._entries())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = self._entries().get(cmd_name)
+        return None if entry is None else _with_plugin_option(entry.builder())
+
+
+@cli.group(cls=RegistryGroup, category="scorer")
 def score() -> None:
     """Score predictions with a task's official metric."""
-
-
-@score.command("ner")
-@click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--iobes", is_flag=True,
-              help="read E-/S- (and BIOUL's L-/U-) tags as IOBES; conlleval.pl knows E only as "
-              "IOE and has no rule for S, L or U")
-def score_ner(path: str, iobes: bool) -> None:
-    """Print the report conlleval.pl prints for PATH, counted exactly as it counts.
-
-    PATH holds token lines whose last two columns are the gold and predicted tags, blank lines
-    between sentences (.gz too). Without --iobes every prefix means what it means to
-    conlleval.pl (so B-PER L-PER I-PER is one phrase); with it, E/S/L/U end chunks as in IOBES.
-    """
-    from elmo_experiments.metrics.span_f1 import conlleval_report
-
-    click.echo(conlleval_report(path, iobes=iobes), nl=False)
-
-
-@score.command("squad")
-@click.argument("data", type=click.Path(dir_okay=False))
-@click.argument("predictions", type=click.Path(dir_okay=False))
-def score_squad(data: str, predictions: str) -> None:
-    """Print SQuAD v1.1's exact match and F1 of PREDICTIONS as one JSON line, as the official
-    evaluate-v1.1.py prints them.
-
-    DATA is the SQuAD v1.1 file (.json or .json.gz); PREDICTIONS a JSON object question id ->
-    answer text. A question without a prediction scores 0; ids not in DATA are ignored.
-    """
-    from elmo_experiments.tasks.squad import score_files
-
-    click.echo(json.dumps(score_files(data, predictions)))
-
-
-@score.command("srl")
-@click.argument("gold", type=click.Path(dir_okay=False))
-@click.argument("predicted", type=click.Path(dir_okay=False))
-def score_srl(gold: str, predicted: str) -> None:
-    """Print the report srl-eval.pl prints for the props file PREDICTED against GOLD, counted
-    exactly as it counts (V apart, not in Overall; C-X joined to its X).
-
-    Both are CoNLL-2005 props files (.gz too): target verbs in the first column, then one
-    Start-End column per predicate, a blank line after each sentence. They must have the same
-    sentences, tokens and first column.
-    """
-    from elmo_experiments.tasks.srl import format_report, score_files
-
-    click.echo(format_report(score_files(gold, predicted)), nl=False)
-
-
-@score.command("coref")
-@click.argument("key", type=click.Path(dir_okay=False))
-@click.argument("response", type=click.Path(dir_okay=False))
-def score_coref(key: str, response: str) -> None:
-    """Print the CoNLL-2012 scorer's (scorer.pl v8.01) MUC, B-cubed and CEAF-e totals for the
-    RESPONSE file against KEY, and the CoNLL F1 (their mean).
-
-    Both are CoNLL-2012 files (.gz too): '#begin document' blocks, one line per token, the
-    coreference column last. They must have the same documents (names and parts) and token
-    counts. Repeated response mentions are removed as scorer.pl removes them (more than 10: an
-    error, as scorer.pl refuses to score).
-    """
-    from elmo_experiments.tasks.coref import format_report, score_files
-
-    click.echo(format_report(score_files(key, response)), nl=False)
 
 
 @cli.group()
@@ -441,78 +416,18 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
     """Run the grid SPEC (jsonnet: config, variants, seeds, fractions): one run directory per
     cell; finished cells are skipped, interrupted and failed ones tried again, and cells whose
     config changed since they ran reported (--force trains them afresh); ends with a summary."""
-    from dataclasses import replace
+    from elmo_experiments.sweeps.command import SweepOptions
+    from elmo_experiments.sweeps.command import sweep as run
 
-    from elmo_experiments.data.files import read_json
-    from elmo_experiments.sweeps.execute import (
-        PROBLEMS,
-        cell_dir,
-        cell_state,
-        changed_problem,
-        finished,
-        run_sweep,
-    )
-    from elmo_experiments.sweeps.spec import Cell, load_sweep
-    from elmo_experiments.sweeps.summary import check_previous, previous_runs, render, summarize
-
-    whole = load_sweep(spec)
-    root = Path(sweep_dir or Path("runs") / "sweeps" / whole.name)
-    earlier: dict[str, dict] = {}
-    if previous:
-        summary = read_json(previous)
-        check_previous(summary, whole, previous)
-        earlier = previous_runs(summary)
-    prefix = ""  # of each printed command
-    if activation_cache:  # the workers inherit the environment (local processes and Slurm)
-        from elmo_experiments.modules.embedders.activation_cache import ACTIVATION_CACHE_ENV
-
-        folder = str(Path(activation_cache).resolve())
-        os.environ[ACTIVATION_CACHE_ENV] = folder
-        prefix = f"{ACTIVATION_CACHE_ENV}={shlex.quote(folder)} "
-    grid = whole.only(list(only), list(seeds), list(fractions))
-    grid = replace(grid, cells=[c for c in grid.cells if c.name not in earlier
-                                or finished(c, cell_dir(root, c))])
-    if print_commands:
-        for cell in grid.own().cells:
-            state = cell_state(cell, cell_dir(root, cell))
-            if state == "changed" and not force:
-                click.echo(f"# {changed_problem(cell, cell_dir(root, cell))}", err=True)
-            elif state != "finished":
-                click.echo(prefix + cell.command(cell_dir(root, cell), state == "changed"))
-        return
-    slurm = {}
-    for pair in slurm_settings:
-        key, _, value = pair.partition("=")
-        slurm[key] = int(value) if value.isdigit() else value
-    own = replace(grid.own(), cells=[]) if summary_only else grid.own()
-    ran = dict(zip([c.name for c in own.cells],
-                   run_sweep(own, root, cluster, workers, slurm, threads, force)
-                   if own.cells else [], strict=True))
-    # the summary covers every cell of the spec: those left out this time keep their results,
-    # and those another sweep runs point there
-    def left_out(cell: Cell) -> dict[str, str]:
-        run_dir = cell_dir(root, cell)
-        state = cell_state(cell, run_dir)
-        if cell.same_as:
-            status = "shared"
-        elif state == "finished":
-            status = "skipped"
-        elif cell.name in earlier:
-            status = "previous"
-        elif state == "changed":
-            return {"cell": cell.name, "status": "changed",
-                    "error": changed_problem(cell, run_dir)}
-        else:
-            status = "unfinished" if state == "started" else "not run"
-        return {"cell": cell.name, "status": status}
-
-    statuses = [ran.get(c.name) or left_out(c) for c in whole.cells]
-    command = ["elmo-exp", "sweep", *(a for a in sys.argv[2:] if a != "--summary-only")]
-    summary = summarize(whole, root, statuses, " ".join(command), earlier)
-    click.echo(render(summary), nl=False)
-    click.echo(f"summary: {root / 'summary.json'}", err=True)
-    if any(c["status"] in PROBLEMS for c in summary["cells"]):
-        sys.exit(1)
+    options = SweepOptions(
+        sweep_dir=sweep_dir, cluster=cluster, workers=workers, slurm_settings=slurm_settings,
+        print_commands=print_commands, summary_only=summary_only, only=only, seeds=seeds,
+        fractions=fractions, threads=threads, previous=previous,
+        activation_cache=activation_cache, force=force)
+    status = run(spec, options, sys.argv[2:], out=lambda text: click.echo(text, nl=False),
+                 err=lambda line: click.echo(line, err=True))
+    if status:
+        sys.exit(status)
 
 
 @cli.command("fill-cache")
@@ -609,7 +524,7 @@ def neighbours(word: str, sentence: str | None, weights: str, vectors: str | Non
               help="replace the block between <!-- tables:begin --> and <!-- tables:end --> "
               "in this markdown file with the tables")
 @click.option("--task-readmes", is_flag=True,
-              help="also replace that block in each tasks/<task>/README.md with the task's "
+              help="also replace that block in each reproduction/<task>/README.md with the task's "
               "own table (every group of its sweeps)")
 def tables(results: str, output: str | None, figures: str | None, readme: str | None,
            task_readmes: bool) -> None:
@@ -642,16 +557,23 @@ def _include_packages(context: click.Context, param: click.Parameter,
         include_package(name)
 
 
-def _add_plugin_option(group: click.Group) -> None:
-    """``--include-package`` on every command: imported before the command runs."""
-    for command in group.commands.values():
-        if isinstance(command, click.Group):
-            _add_plugin_option(command)
-            continue
+def _with_plugin_option(command: click.Command) -> click.Command:
+    """``command`` with ``--include-package`` (imported before the command runs), once."""
+    if not any(param.name == "include_package" for param in command.params):
         command.params.append(click.Option(
             ["--include-package"], multiple=True, expose_value=False, is_eager=True,
             callback=_include_packages, metavar="MODULE",
             help="import MODULE (and its submodules) first: your readers, models, metrics"))
+    return command
+
+
+def _add_plugin_option(group: click.Group) -> None:
+    """``--include-package`` on every command (the registry's groups add it as they build)."""
+    for command in group.commands.values():
+        if isinstance(command, click.Group) and not isinstance(command, RegistryGroup):
+            _add_plugin_option(command)
+        else:  # a registry group takes it too: a plugin's scorer is found after the import
+            _with_plugin_option(command)
 
 
 _add_plugin_option(cli)

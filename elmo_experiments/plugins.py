@@ -1,8 +1,11 @@
 """Components from outside the package: ``--include-package MODULE`` (AllenNLP's convention) and
 the ``elmo_experiments.plugins`` entry-point group of installed packages.
 
-Either way the user's module registers its readers, models, metrics or embedders with
-``elmo_experiments.config.registry.register`` when it is imported; nothing else is needed.
+Either way the user's module registers its readers, models, metrics, embedders or scorers
+(``elmo-exp score NAME``) with ``elmo_experiments.config.registry.register`` when it is imported;
+nothing else is needed. An installed package may also add its own ``elmo-exp`` commands: click
+commands named in the ``elmo_experiments.commands`` entry-point group (a built-in command's name
+is not taken over).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import importlib.metadata
 import os
 import pkgutil
 import sys
+from typing import Any
 
 from elmo_experiments.errors import PluginError
 
@@ -44,3 +48,25 @@ def load_entry_points() -> None:
         except Exception as error:  # a broken plugin names itself instead of a traceback
             raise PluginError(f"plugin {point.name} ({point.value}, entry point group "
                               f"{ENTRY_POINT_GROUP}): cannot load it ({error})") from None
+
+
+COMMAND_GROUP = "elmo_experiments.commands"  # installed packages' own elmo-exp commands
+
+
+def plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
+    """Command name -> its entry point (``elmo_experiments.commands``: a click command)."""
+    return {point.name: point for point in importlib.metadata.entry_points(group=COMMAND_GROUP)}
+
+
+def load_command(point: importlib.metadata.EntryPoint) -> Any:
+    """The click command an entry point names; a broken one is a ``PluginError``."""
+    import click
+
+    try:
+        command = point.load()
+    except Exception as error:
+        raise PluginError(f"plugin command {point.name} ({point.value}, entry point group "
+                          f"{COMMAND_GROUP}): cannot load it ({error})") from None
+    if not isinstance(command, click.Command):
+        raise PluginError(f"plugin command {point.name} ({point.value}): not a click command")
+    return command

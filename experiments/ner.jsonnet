@@ -2,7 +2,7 @@
 //   ELMO_WEIGHTS=/path/to/bilm elmo-exp train experiments/ner.jsonnet -s runs/ner
 //   ELMO_DATA_DIR=/path/to/data ELMO_WEIGHTS=... elmo-exp train experiments/ner.jsonnet -s runs/ner
 // Paper (original biLM, test F1): 92.22 ± 0.10; baseline 90.15.
-// Our measured figures: tasks/ner/README.md and the README's results (generated from results/).
+// Our measured figures: reproduction/ner/README.md and the README's results (generated from results/).
 // ELMo at the output too: -o 'model.token_embedders.elmo.mixes=[{"l2":0.1},{"l2":0.1}]'.
 local base = import 'ner_baseline.jsonnet';
 local elmo = import 'elmo.libsonnet';

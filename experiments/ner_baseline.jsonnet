@@ -1,7 +1,7 @@
 // NER baseline: BiLSTM-CRF on CoNLL-2003, no ELMo (Peters et al. 2018, section 4; docs/paper.md).
 //   elmo-exp train experiments/ner_baseline.jsonnet -s runs/ner_baseline
 //   ELMO_DATA_DIR=/path/to/data elmo-exp train experiments/ner_baseline.jsonnet -s runs/ner_baseline
-// Paper (Senna 50d vectors, test F1): 90.15. Our measured figures: tasks/ner/README.md.
+// Paper (Senna 50d vectors, test F1): 90.15. Our measured figures: reproduction/ner/README.md.
 // Shorter runs: -o trainer.num_epochs=3; another seed: -o random_seed=1.
 local ner = import 'ner.libsonnet';
 local train = import 'trainer.libsonnet';

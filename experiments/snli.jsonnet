@@ -5,7 +5,7 @@
 // ELMo at one placement: -o 'model.token_embedders.elmo.mixes=[{"l2":0.001,"layer_norm":true}]'
 // (input only), plus -o model.token_embedders.elmo.at_input=false (output only).
 // CPU-sized variant: ELMO_SIZE=cpu. Paper (full train, test accuracy): 88.7 ± 0.17; baseline 88.0.
-// Our measured figures: tasks/snli/README.md.
+// Our measured figures: reproduction/snli/README.md.
 local snli = import 'snli.libsonnet';
 local elmo = import 'elmo.libsonnet';
 

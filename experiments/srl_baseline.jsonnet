@@ -2,7 +2,7 @@
 // 2018, section 4). Official CoNLL-2005 figures (srl-eval.pl's rules), dev for selection,
 // test.wsj as the test set (test.brown: elmo-exp evaluate RUN .../test-brown.gz).
 //   ELMO_DATA_DIR=/path/to/data elmo-exp train experiments/srl_baseline.jsonnet -s runs/srl_baseline
-// CPU-sized variant: ELMO_SIZE=cpu (tasks/srl/README.md). Paper (CoNLL-2012, test F1): 81.4.
+// CPU-sized variant: ELMO_SIZE=cpu (reproduction/srl/README.md). Paper (CoNLL-2012, test F1): 81.4.
 local srl = import 'srl.libsonnet';
 
 srl.paths + srl.readers(srl.indexers) {

@@ -3,8 +3,8 @@
 //   ELMO_DATA_DIR=/path/to/data ELMO_WEIGHTS=... elmo-exp train experiments/sst5.jsonnet -s runs/sst5
 // CPU-sized variant: ELMO_SIZE=cpu. ELMo at the input only: -o 'model.token_embedders.elmo.mixes=[{"l2":0.001}]';
 // at the output only: add -o model.token_embedders.elmo.at_input=false.
-// Paper (original biLM, test accuracy): 54.7 ± 0.5; baseline 51.4. See tasks/sst5/README.md.
-// Our measured figures: tasks/sst5/README.md.
+// Paper (original biLM, test accuracy): 54.7 ± 0.5; baseline 51.4. See reproduction/sst5/README.md.
+// Our measured figures: reproduction/sst5/README.md.
 local sst = import 'sst5.libsonnet';
 local elmo = import 'elmo.libsonnet';
 

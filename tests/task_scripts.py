@@ -1,5 +1,5 @@
 """The tests' one way to import a script that lives outside the package (a task's
-``make_sample.py``, ``tasks/squad/alignment.py``, ...) as a module."""
+``make_sample.py``, ``reproduction/squad/alignment.py``, ...) as a module."""
 
 from __future__ import annotations
 

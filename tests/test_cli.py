@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "tasks" / "ner" / "sample"
+SAMPLE = ROOT / "reproduction" / "ner" / "sample"
 TRAIN_ARGS = ["-o", "trainer.num_epochs=12", "-o", "data_loader.batch_size=4",
               "-o", "trainer.progress_bar=false"]
 
@@ -127,7 +127,8 @@ def test_validate_ok():
 @pytest.mark.parametrize("task", ["squad", "srl"])
 def test_predict_and_evaluate_write_the_same_official_file(task, tmp_path):
     run = tmp_path / "run"
-    dev = {"squad": "tasks/squad/sample/dev.json", "srl": "tasks/srl/sample/dev.txt"}[task]
+    dev = {"squad": "reproduction/squad/sample/dev.json",
+           "srl": "reproduction/srl/sample/dev.txt"}[task]
     trained = elmo_exp("train", f"experiments/{task}_baseline.jsonnet", "-s", str(run),
                        "--ext-var", "ELMO_SIZE=cpu", "-o", "trainer.num_epochs=1",
                        "-o", "trainer.progress_bar=false")

@@ -25,7 +25,7 @@ def _samples(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_ner_reads_each_training_sentence_once_without_labels() -> None:
     sentences = list(experiment_sentences(EXPERIMENTS / "ner.jsonnet", "train"))
     # the sample file's sentences (blank-line separated, -DOCSTART- lines aside), first column
-    blocks = (ROOT / "tasks/ner/sample/train.txt").read_text().split("\n\n")
+    blocks = (ROOT / "reproduction/ner/sample/train.txt").read_text().split("\n\n")
     expected = []
     for block in blocks:
         words = [line.split()[0] for line in block.splitlines()
@@ -38,7 +38,7 @@ def test_ner_reads_each_training_sentence_once_without_labels() -> None:
 
 def test_squad_passages_and_questions_appear_once() -> None:
     sentences = list(experiment_sentences(EXPERIMENTS / "squad.jsonnet", "train"))
-    data = json.loads((ROOT / "tasks/squad/sample/train.json").read_text())["data"]
+    data = json.loads((ROOT / "reproduction/squad/sample/train.json").read_text())["data"]
     paragraphs = [p for article in data for p in article["paragraphs"]]
     questions = {q["question"] for p in paragraphs for q in p["qas"]}
     assert len(sentences) == len({tuple(s) for s in sentences})  # distinct
@@ -50,7 +50,7 @@ def test_sst_reads_sentences_not_every_phrase_and_dev_is_its_own_file() -> None:
     phrases = list(experiment_sentences(EXPERIMENTS / "sst5.jsonnet", "train"))
     train = list(experiment_sentences(EXPERIMENTS / "sst5.jsonnet", "train", reader="evaluation"))
     assert len(phrases) > 2 * len(train)  # the training reader: every phrase of every tree
-    lines = [line for line in (ROOT / "tasks/sst5/sample/train.txt").read_text().splitlines()
+    lines = [line for line in (ROOT / "reproduction/sst5/sample/train.txt").read_text().splitlines()
              if line.strip()]
     assert len(train) == len({line for line in lines})
     dev = list(experiment_sentences(EXPERIMENTS / "sst5.jsonnet", "validation"))

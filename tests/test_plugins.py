@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "tasks" / "ner" / "sample"
+SAMPLE = ROOT / "reproduction" / "ner" / "sample"
 
 PLUGIN = '''
 import torch

@@ -5,7 +5,8 @@ summaries.
 
 A sweep's name says what it holds: ``<task>_main`` (Table 1: baseline, elmo), ``<task>_layers``
 (Table 2), ``<task>_placement`` (Table 3), ``<task>_fractions`` (Figure 1). The paper's figures
-come from ``tasks/<task>/expected.json``.
+come from ``reproduction/<task>/expected.json``; the tasks are ``elmo_experiments/tasks/``'s
+folders.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from elmo_experiments.data.files import atomic_write, read_json
 from elmo_experiments.errors import DataError
 from elmo_experiments.sweeps.summary import mean_std
 
+# the command that measures it (a results file made before reproduction/ was called tasks/
+# records the script's old path)
+FINETUNING_SCRIPT = "python reproduction/bilm/finetuning.py"
 FINETUNED = "elmo_finetuned"  # Table 1's variant with the biLM fine-tuned on the task's text
-TASKS = ("squad", "snli", "srl", "coref", "ner", "sst5")  # the order of the rows (the paper's)
 COLUMNS = {
     "table2": ("layers", ["baseline", "last", "lambda1", "lambda0.001"],
                ["baseline", "last layer only", "all layers, λ = 1", "all layers, λ = 0.001"]),
@@ -111,8 +114,21 @@ def probes(results: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def expected(task: str) -> dict[str, Any]:
-    path = PROJECT_ROOT / "tasks" / task / "expected.json"
+    """The task's ``reproduction/<task>/expected.json`` (the paper's figures), or {}."""
+    path = PROJECT_ROOT / "reproduction" / task / "expected.json"
     return read_json(path) if path.is_file() else {}
+
+
+def task_order() -> list[str]:
+    """Every task (``elmo_experiments/tasks/``'s folders) in the order of the rows: the paper's
+    in its Table 1 order (``paper.table1.row`` of ``expected.json``), then the others by name."""
+    from elmo_experiments.tasks import task_names
+
+    def key(task: str) -> tuple[bool, int, str]:
+        row = expected(task).get("paper", {}).get("table1", {}).get("row")
+        return (row is None, row or 0, task)
+
+    return sorted(task_names(), key=key)
 
 
 def resolve_shared(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -176,7 +192,7 @@ def table1(results: dict[str, dict[str, Any]]) -> list[str]:
              "ours: + ELMo | ours: + ELMo, biLM fine-tuned | ours: + MiniLM | "
              "ELMo − baseline [95% CI] | fine-tuned − baseline [95% CI] | biLM (SHA-1) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for task in TASKS:
+    for task in task_order():
         info = expected(task)
         paper = info.get("paper", {}).get("table1", {})
         summary = results.get(f"{task}_main")
@@ -197,7 +213,7 @@ def ablation(results: dict[str, dict[str, Any]], table: str) -> list[str]:
     kind, variants, titles = COLUMNS[table]
     lines = [f"| task (dev) | {' | '.join(titles)} | biLM (SHA-1) |",
              "|---|" + "---|" * (len(titles) + 1)]
-    for task in TASKS:
+    for task in task_order():
         info = expected(task)
         paper = info.get("paper", {}).get(table, {})
         summary = results.get(f"{task}_{kind}")
@@ -222,15 +238,15 @@ def _perplexities(figures: dict[str, Any]) -> str:
 
 def finetuning_table(results: dict[str, dict[str, Any]]) -> list[str]:
     """The supplement's table (A.1): each task's dev text under the biLM before and after one
-    pass over the task's training text (``tasks/bilm/finetuning.py``)."""
+    pass over the task's training text (``reproduction/bilm/finetuning.py``)."""
     data = results.get("bilm_finetuning")
     if not data:
         return ["No fine-tuned biLM is measured yet (`results/bilm_finetuning.json`, from "
-                "`python tasks/bilm/finetuning.py`)."]
+                f"`{FINETUNING_SCRIPT}`)."]
     lines = ["| task | dev text: tokens | before: forward / backward / **average** | "
              "after | paper (average, before → after) | fine-tuning: training tokens, wall "
              "time | biLM after (SHA-1) |", "|---|---|---|---|---|---|---|"]
-    for task in TASKS:
+    for task in task_order():
         row = data["tasks"].get(task)
         if row is None:
             continue
@@ -246,7 +262,7 @@ def finetuning_table(results: dict[str, dict[str, Any]]) -> list[str]:
     lines += ["", f"Before: `{data.get('before')}` ({', '.join(before)}); "
               "each after: that biLM after one pass over the task's training text "
               "(`experiments/bilm/finetune_<task>.jsonnet`), exact softmax over its vocabulary; "
-              f"regenerate with `{data.get('command')}`."]
+              f"regenerate with `{FINETUNING_SCRIPT}` (every task)."]
     return lines
 
 
@@ -266,7 +282,7 @@ def evidence(results: dict[str, dict[str, Any]]) -> list[str]:
     does, with the shipped biLM and with it fine-tuned on the task's text?"""
     lines = ["| task | paper: ELMo − baseline | ours: ELMo − baseline [95% CI] | verdict | "
              "ours: fine-tuned − baseline [95% CI] | verdict |", "|---|---|---|---|---|---|"]
-    for task in TASKS:
+    for task in task_order():
         info = expected(task)
         paper = info.get("paper", {}).get("table1", {})
         summary = results.get(f"{task}_main")
@@ -338,8 +354,8 @@ def task_table(results: dict[str, dict[str, Any]], task: str) -> str:
 def task_readmes() -> dict[str, Path]:
     """Task -> its README, for every task whose README has a tables block."""
     found = {}
-    for task in TASKS:
-        path = PROJECT_ROOT / "tasks" / task / "README.md"
+    for task in task_order():
+        path = PROJECT_ROOT / "reproduction" / task / "README.md"
         if path.is_file() and BEGIN in path.read_text(encoding="utf-8"):
             found[task] = path
     return found
@@ -355,7 +371,7 @@ def write_figures(folder: str | Path, output_dir: str | Path) -> list[Path]:
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    tasks = [t for t in TASKS if f"{t}_fractions" in results]
+    tasks = [t for t in task_order() if f"{t}_fractions" in results]
     figure, axes = plt.subplots(1, max(1, len(tasks)), figsize=(4.5 * max(1, len(tasks)), 3.5),
                                 squeeze=False)
     for axis, task in zip(axes[0], tasks, strict=False):
@@ -374,7 +390,7 @@ def write_figures(folder: str | Path, output_dir: str | Path) -> list[Path]:
                  ylabel=f"dev {metric}")
         axis.legend()
     written += _save(figure, output_dir / "figure1", plt)
-    bars = [(task, placement, mix) for task in TASKS
+    bars = [(task, placement, mix) for task in task_order()
             for group in [_group(results.get(f"{task}_main"), "elmo")] if group
             for mixes in group.get("elmo_mixes", {}).values()
             for placement, mix in zip(("input", "output"), mixes, strict=False)]

@@ -6,7 +6,7 @@ published or else recorded at the first download, checked at every later load).
 A directory with a ``SHA256SUMS`` file (every export writes one; the shipped biLMs have one) is
 checked against it when loaded, once per process: a damaged copy is a one-line error. A shipped
 biLM is checked against the digests the package pins in code (``shipped_digests.py``, written by
-``tasks/bilm/ship.py``) as well, so deleting its listing does not turn the check off.
+``reproduction/bilm/ship.py``) as well, so deleting its listing does not turn the check off.
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def render_pins(pins: dict[str, dict[str, str]]) -> str:
     lines = ['"""SHA-256 of every file of the biLMs shipped inside the package '
              "(``bilm/models/NAME``),",
              "checked whenever one is loaded, whether or not its SHA256SUMS is there. Written by",
-             "``tasks/bilm/ship.py``; tests/bilm/test_shipped_gutenberg.py checks it against the",
+             "``reproduction/bilm/ship.py``; tests/bilm/test_shipped_gutenberg.py checks it "
+             "against the",
              'files, so a biLM shipped anew cannot keep its old pin. Do not edit by hand."""', "",
              "SHIPPED_SHA256: dict[str, dict[str, str]] = {"]
     for name, files in sorted(pins.items()):
@@ -135,7 +136,7 @@ def verify_shipped(folder: Path) -> None:
     pins = SHIPPED_SHA256.get(folder.name)
     if pins is None:
         raise DataError(f"{folder}: the package pins no SHA-256 for the shipped biLM "
-                        f"{folder.name!r} (in {PINS_FILE}; tasks/bilm/ship.py writes them)")
+                        f"{folder.name!r} (in {PINS_FILE}; reproduction/bilm/ship.py writes them)")
     for name, expected in sorted(pins.items()):
         path = folder / name
         if not path.is_file():

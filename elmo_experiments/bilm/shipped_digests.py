@@ -1,6 +1,6 @@
 """SHA-256 of every file of the biLMs shipped inside the package (``bilm/models/NAME``),
 checked whenever one is loaded, whether or not its SHA256SUMS is there. Written by
-``tasks/bilm/ship.py``; tests/bilm/test_shipped_gutenberg.py checks it against the
+``reproduction/bilm/ship.py``; tests/bilm/test_shipped_gutenberg.py checks it against the
 files, so a biLM shipped anew cannot keep its old pin. Do not edit by hand."""
 
 SHIPPED_SHA256: dict[str, dict[str, str]] = {

@@ -36,7 +36,9 @@ def absolute_paths(config: Any) -> Any:
 
 
 PROJECT = "{project}"  # stands for the checkout's root in a stored config
-PROJECT_FOLDERS = ("tasks", "experiments", "elmo_experiments")  # what the project ships
+PROJECT_FOLDERS = ("reproduction", "experiments", "elmo_experiments")  # what the project ships
+# a shipped folder's earlier name -> its name now, for configs stored before it was renamed
+RENAMED_FOLDERS = {"tasks": "reproduction"}
 
 
 def _map_paths(config: Any, change: Any) -> Any:
@@ -63,7 +65,8 @@ def _portable(value: str) -> str:
 
 def _resolved(value: str) -> str:
     if value == PROJECT or value.startswith(PROJECT + "/"):
-        return str(PROJECT_ROOT / value[len(PROJECT) + 1:])
+        first, _, rest = value[len(PROJECT) + 1:].partition("/")
+        return str(PROJECT_ROOT / RENAMED_FOLDERS.get(first, first) / rest)
     return value
 
 

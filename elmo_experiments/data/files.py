@@ -124,9 +124,10 @@ def file_digest(path: str | Path) -> str:
 
 
 def is_embedded_sample(path: str | Path) -> bool:
-    """Whether ``path`` points into a task's embedded ``sample/`` folder."""
+    """Whether ``path`` points into a task's embedded ``sample/`` folder
+    (``reproduction/<task>/sample/``; ``tasks/`` was its earlier name)."""
     parts = Path(path).resolve().parts
-    return "tasks" in parts and "sample" in parts
+    return ("reproduction" in parts or "tasks" in parts) and "sample" in parts
 
 
 def parse_json(data: bytes | str, where: str | Path) -> Any:

@@ -10,7 +10,7 @@ local bilm = import 'bilm.libsonnet';
 local data = import 'data.libsonnet';
 local env = std.native('env');
 local prepared = env('ELMO_PREPARED_CORPUS');
-local sample = 'tasks/bilm/sample/';
+local sample = 'reproduction/bilm/sample/';
 
 {
   corpus: {

@@ -3,13 +3,13 @@
 //   (interrupted? add --recover; export any checkpoint: elmo-exp export-bilm runs/bilm_small OUT)
 // Corpus: Gutenberg novels (raw text), PTB train, Brown (about 13M words); held out: every 100th
 // training sentence (model selection), PTB test, WikiText-2 valid and test (reported only).
-// Our measured figures: tasks/bilm/README.md.
-// Without ELMO_DATA_DIR it falls back to the embedded sample corpus (tasks/bilm/sample).
+// Our measured figures: reproduction/bilm/README.md.
+// Without ELMO_DATA_DIR it falls back to the embedded sample corpus (reproduction/bilm/sample).
 local bilm = import 'bilm.libsonnet';
 local data = import 'data.libsonnet';
 local env = std.native('env');
 local prepared = env('ELMO_PREPARED_CORPUS');
-local sample = 'tasks/bilm/sample/';
+local sample = 'reproduction/bilm/sample/';
 
 {
   corpus: {

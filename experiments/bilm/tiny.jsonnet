@@ -7,10 +7,10 @@ local project = std.native('project_path');
 {
   corpus: {
     train: [
-      { path: project('tasks/bilm/sample/train.txt'), format: 'tokenized' },
-      { path: project('tasks/bilm/sample/story.txt'), format: 'raw' },
+      { path: project('reproduction/bilm/sample/train.txt'), format: 'tokenized' },
+      { path: project('reproduction/bilm/sample/story.txt'), format: 'raw' },
     ],
-    evaluation: [{ name: 'sample_heldout', path: project('tasks/bilm/sample/heldout.txt') }],
+    evaluation: [{ name: 'sample_heldout', path: project('reproduction/bilm/sample/heldout.txt') }],
     heldout_every: 20,
     vocab_size: 200,
   },

@@ -1,6 +1,6 @@
 // The coreference pieces (Peters et al. 2018, section 4, coreference; Lee et al. 2017), shared
 // by the coref configs. Data: LitBank (100 novel excerpts; our 80/10/10 split in split.json);
-// the paper's figure is on OntoNotes (CoNLL-2012), which LDC licenses (tasks/coref/README.md).
+// the paper's figure is on OntoNotes (CoNLL-2012), which LDC licenses (reproduction/coref/README.md).
 // ELMO_SIZE=cpu selects the CPU-sized variant: training windows of 20 sentences, a 100-unit
 // BiLSTM, 100-unit scorers, 50 antecedents, 10 epochs; default: the original model's settings.
 local data = import 'data.libsonnet';
@@ -21,9 +21,9 @@ local cpu = switches.choice('ELMO_SIZE', ['paper', 'cpu'], 'paper') == 'cpu';
     validation_dataset_reader: { type: 'coref_conll2012', token_indexers: indexers },
   },
   paths: {
-    train_data_path: data.path('coref_litbank/conll#train', 'tasks/coref/sample/train.conll'),
-    validation_data_path: data.path('coref_litbank/conll#dev', 'tasks/coref/sample/dev.conll'),
-    test_data_path: data.path('coref_litbank/conll#test', 'tasks/coref/sample/test.conll'),
+    train_data_path: data.path('coref_litbank/conll#train', 'reproduction/coref/sample/train.conll'),
+    validation_data_path: data.path('coref_litbank/conll#dev', 'reproduction/coref/sample/dev.conll'),
+    test_data_path: data.path('coref_litbank/conll#test', 'reproduction/coref/sample/test.conll'),
   },
   // Lee et al.: GloVe 300d and Turian 50d, fixed; here vectors.libsonnet's (word2vec or random).
   word_embedding: vectors.embedding(if cpu then 100 else 300),

@@ -16,9 +16,9 @@ local vectors = import 'vectors.libsonnet';
   // this changes nothing.
   vocabulary: { labels_from_evaluation_data: true },
   paths: {
-    train_data_path: data.path('ner_conll2003/eng.train', 'tasks/ner/sample/train.txt'),
-    validation_data_path: data.path('ner_conll2003/eng.testa', 'tasks/ner/sample/dev.txt'),
-    test_data_path: data.path('ner_conll2003/eng.testb', 'tasks/ner/sample/test.txt'),
+    train_data_path: data.path('ner_conll2003/eng.train', 'reproduction/ner/sample/train.txt'),
+    validation_data_path: data.path('ner_conll2003/eng.testa', 'reproduction/ner/sample/dev.txt'),
+    test_data_path: data.path('ner_conll2003/eng.testb', 'reproduction/ner/sample/test.txt'),
   },
   word_embedding(dim=50):: vectors.embedding(dim),
   char_cnn: {

@@ -1,5 +1,5 @@
 // The SNLI ESIM pieces (Peters et al. 2018, section 4, SNLI), shared by the SNLI configs.
-// ELMO_SIZE=cpu selects the CPU-sized variant (tasks/snli/README.md); default: the paper's.
+// ELMO_SIZE=cpu selects the CPU-sized variant (reproduction/snli/README.md); default: the paper's.
 // Train here is the 1% sample of SNLI (5,498 labelled pairs); dev and test are complete.
 local data = import 'data.libsonnet';
 local vectors = import 'vectors.libsonnet';
@@ -11,9 +11,9 @@ local hidden = if cpu then 100 else 300;
   reader(indexers):: { type: 'snli', token_indexers: indexers },
   indexers: { tokens: { type: 'single_id', lowercase_tokens: false } },
   paths: {
-    train_data_path: data.path('snli/snli_1.0_train_1pct.jsonl.gz', 'tasks/snli/sample/train.jsonl'),
-    validation_data_path: data.path('snli/snli_1.0_dev.jsonl.gz', 'tasks/snli/sample/dev.jsonl'),
-    test_data_path: data.path('snli/snli_1.0_test.jsonl.gz', 'tasks/snli/sample/test.jsonl'),
+    train_data_path: data.path('snli/snli_1.0_train_1pct.jsonl.gz', 'reproduction/snli/sample/train.jsonl'),
+    validation_data_path: data.path('snli/snli_1.0_dev.jsonl.gz', 'reproduction/snli/sample/dev.jsonl'),
+    test_data_path: data.path('snli/snli_1.0_test.jsonl.gz', 'reproduction/snli/sample/test.jsonl'),
   },
   // The paper: fixed GloVe 840B 300d; here vectors.libsonnet's (Gutenberg word2vec or random).
   word_embedding: vectors.embedding(hidden),

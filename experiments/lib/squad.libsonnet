@@ -3,7 +3,7 @@
 // ReLU layer after the attention, residual self-attention; Adadelta, batch 45, an exponential
 // moving average of the weights for evaluation. Selection and the reported figures are on the
 // official dev set (SQuAD's test set is hidden).
-// ELMO_SIZE=cpu selects the CPU-sized variant (tasks/squad/README.md): the first 40 training
+// ELMO_SIZE=cpu selects the CPU-sized variant (reproduction/squad/README.md): the first 40 training
 // articles, narrower layers, passages cut at 300 tokens, fewer epochs; default: the paper's.
 local data = import 'data.libsonnet';
 local switches = import 'switches.libsonnet';
@@ -28,8 +28,8 @@ local hidden = if cpu then 45 else 90;
     validation_dataset_reader: { type: 'squad', token_indexers: indexers },
   },
   paths: {
-    train_data_path: data.path('squad/train-v1.1.json.gz', 'tasks/squad/sample/train.json'),
-    validation_data_path: data.path('squad/dev-v1.1.json.gz', 'tasks/squad/sample/dev.json'),
+    train_data_path: data.path('squad/train-v1.1.json.gz', 'reproduction/squad/sample/train.json'),
+    validation_data_path: data.path('squad/dev-v1.1.json.gz', 'reproduction/squad/sample/dev.json'),
   },
   // The paper: fixed GloVe 840B 300d; here vectors.libsonnet's (Gutenberg word2vec or random).
   word_embedding: vectors.embedding(if cpu then 100 else 300),

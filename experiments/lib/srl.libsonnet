@@ -1,6 +1,6 @@
 // The SRL pieces (Peters et al. 2018, section 4, SRL; He et al. 2017), shared by the SRL configs.
 // Data: CoNLL-2005 (train, devel; tests test.wsj and test.brown); the paper's SRL figure is on
-// CoNLL-2012 (OntoNotes), the other standard benchmark of He et al. (tasks/srl/README.md).
+// CoNLL-2012 (OntoNotes), the other standard benchmark of He et al. (reproduction/srl/README.md).
 // ELMO_SIZE=cpu selects the CPU-sized variant: the first 8,000 training sentences, 4 layers of
 // 150 units, 10 epochs at most; default: the paper's (8 layers of 300, 500 epochs).
 local data = import 'data.libsonnet';
@@ -20,9 +20,9 @@ local cpu = switches.choice('ELMO_SIZE', ['paper', 'cpu'], 'paper') == 'cpu';
   // official scorer still counts those gold arguments as missed.
   vocabulary: { labels_from_evaluation_data: true },
   paths: {
-    train_data_path: data.path('srl_conll2005/train-set.gz', 'tasks/srl/sample/train.txt'),
-    validation_data_path: data.path('srl_conll2005/dev-set.gz', 'tasks/srl/sample/dev.txt'),
-    test_data_path: data.path('srl_conll2005/test-wsj.gz', 'tasks/srl/sample/test.txt'),
+    train_data_path: data.path('srl_conll2005/train-set.gz', 'reproduction/srl/sample/train.txt'),
+    validation_data_path: data.path('srl_conll2005/dev-set.gz', 'reproduction/srl/sample/dev.txt'),
+    test_data_path: data.path('srl_conll2005/test-wsj.gz', 'reproduction/srl/sample/test.txt'),
   },
   // He et al.: 100-d GloVe; here vectors.libsonnet's (Gutenberg word2vec or random).
   word_embedding: vectors.embedding(100),

@@ -1,5 +1,5 @@
 // The SST-5 BCN pieces (Peters et al. 2018, section 4, SST-5), shared by the SST configs.
-// ELMO_SIZE=cpu selects the CPU-sized variant (tasks/sst5/README.md); default: the paper's.
+// ELMO_SIZE=cpu selects the CPU-sized variant (reproduction/sst5/README.md); default: the paper's.
 local data = import 'data.libsonnet';
 local vectors = import 'vectors.libsonnet';
 local switches = import 'switches.libsonnet';
@@ -14,9 +14,9 @@ local indexers = { tokens: { type: 'single_id', lowercase_tokens: false } };
     validation_dataset_reader: { type: 'sst', token_indexers: indexers },
   },
   paths: {
-    train_data_path: data.path('sst/train.txt', 'tasks/sst5/sample/train.txt'),
-    validation_data_path: data.path('sst/dev.txt', 'tasks/sst5/sample/dev.txt'),
-    test_data_path: data.path('sst/test.txt', 'tasks/sst5/sample/test.txt'),
+    train_data_path: data.path('sst/train.txt', 'reproduction/sst5/sample/train.txt'),
+    validation_data_path: data.path('sst/dev.txt', 'reproduction/sst5/sample/dev.txt'),
+    test_data_path: data.path('sst/test.txt', 'reproduction/sst5/sample/test.txt'),
   },
   local hidden = if cpu then 100 else 300,
   // The paper: fixed GloVe 840B 300d; here vectors.libsonnet's (Gutenberg word2vec or random).

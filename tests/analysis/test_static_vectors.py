@@ -19,7 +19,7 @@ from elmo_experiments.errors import DataError, ElmoError
 from elmo_experiments.modules.embedders.word_embedding import read_pretrained
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "tasks" / "bilm" / "sample" / "train.txt"
+SAMPLE = ROOT / "reproduction" / "bilm" / "sample" / "train.txt"
 SETTINGS = {"dim": 8, "fmt": "tokenized", "workers": 1, "seed": 3, "epochs": 2}
 
 

@@ -124,11 +124,11 @@ def test_a_task_table_lists_every_group_of_the_tasks_sweeps(tmp_path: Path) -> N
 
 
 def test_every_task_readme_shows_what_make_tables_writes() -> None:
-    from elmo_experiments.analysis.tables import TASKS, load_results, task_readmes, task_table
+    from elmo_experiments.analysis.tables import load_results, task_order, task_readmes, task_table
 
     results = load_results(REPO / "results")
     pages = task_readmes()
-    assert set(pages) == set(TASKS)
+    assert set(pages) == set(task_order())
     for task, page in pages.items():
         block = page.read_text().split("<!-- tables:begin -->\n")[1].split(
             "<!-- tables:end -->")[0]

@@ -67,7 +67,7 @@ def test_a_shipped_biLM_without_a_pin_is_refused(shipped_root: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pretrained, "SHIPPED_SHA256", {})
     with pytest.raises(DataError, match=r"/demo: the package pins no SHA-256 for the shipped "
-                       r"biLM 'demo' \(in \S+shipped_digests\.py; tasks/bilm/ship\.py"):
+                       r"biLM 'demo' \(in \S+shipped_digests\.py; reproduction/bilm/ship\.py"):
         resolve_weights("demo")
 
 

@@ -46,7 +46,8 @@ def test_the_name_resolves_offline_with_its_sums_checked(monkeypatch: pytest.Mon
 
 
 def test_the_package_pins_the_files_sha256() -> None:
-    """Shipping a biLM anew (tasks/bilm/ship.py) must update the pin in shipped_digests.py."""
+    """Shipping a biLM anew (reproduction/bilm/ship.py) must update the pin in
+    shipped_digests.py."""
     assert set(pretrained.SHIPPED_SHA256) >= set(pretrained.shipped())
     assert pretrained.SHIPPED_SHA256["gutenberg"] == pretrained.folder_digests(FOLDER)
     assert set(pretrained.SHIPPED_SHA256["gutenberg"]) == FILES - {"SHA256SUMS"}
@@ -132,6 +133,6 @@ def test_the_cards_litbank_perplexity_is_reproduced() -> None:
 def test_the_readmes_quote_the_cards_perplexities() -> None:
     record = json.loads((FOLDER / "training.json").read_text())["perplexity"]
     figures = [f"{record[split]['float16']['perplexity']:.2f}" for split in ("heldout", "litbank")]
-    for page in (PROJECT_ROOT / "README.md", PROJECT_ROOT / "tasks/bilm/README.md"):
+    for page in (PROJECT_ROOT / "README.md", PROJECT_ROOT / "reproduction/bilm/README.md"):
         text = " ".join(page.read_text().split())
         assert all(f in text for f in figures), (page, figures)

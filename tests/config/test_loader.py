@@ -129,9 +129,9 @@ def test_native_env_sees_ext_vars(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_native_project_path(tmp_path: Path) -> None:
-    config = write(tmp_path / "c.jsonnet", "{ p: std.native('project_path')('tasks/ner') }")
+    config = write(tmp_path / "c.jsonnet", "{ p: std.native('project_path')('reproduction/ner') }")
     path = Path(load_config(config)["p"])
-    assert path == PROJECT_ROOT / "tasks" / "ner"
+    assert path == PROJECT_ROOT / "reproduction" / "ner"
     assert path.is_dir()
 
 
@@ -213,7 +213,7 @@ def test_ext_vars_reach_std_native_env(monkeypatch, tmp_path) -> None:
 
     monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
     config = PROJECT_ROOT / "experiments" / "ner_baseline.jsonnet"
-    assert "tasks/ner/sample" in load_config(config)["train_data_path"]
+    assert "reproduction/ner/sample" in load_config(config)["train_data_path"]
     reads: dict[str, str] = {}
     loaded = load_config(config, ext_vars={"ELMO_DATA_DIR": str(tmp_path)}, reads=reads)
     assert loaded["train_data_path"] == f"{tmp_path}/ner_conll2003/eng.train"

@@ -35,7 +35,7 @@ def test_validates_with_sample_data(path: Path, monkeypatch: pytest.MonkeyPatch)
     paths = [experiment[key] for key in DATA_KEYS if experiment[key] is not None]
     assert paths
     for data_path in paths:
-        assert Path(data_path).is_relative_to(PROJECT_ROOT / "tasks"), data_path
+        assert Path(data_path).is_relative_to(PROJECT_ROOT / "reproduction"), data_path
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=IDS)
@@ -103,7 +103,7 @@ def test_pretraining_configs_validate(path: Path, tmp_path: Path,
         return
     values = validate_pretrain(load_config(path), str(path))
     for source in [*values["corpus"]["train"], *values["corpus"]["evaluation"]]:
-        assert Path(source["path"]).is_relative_to(PROJECT_ROOT / "tasks"), source
+        assert Path(source["path"]).is_relative_to(PROJECT_ROOT / "reproduction"), source
     if path.stem != "tiny":  # the tiny config always reads the sample
         monkeypatch.setenv("ELMO_DATA_DIR", str(tmp_path))
         values = validate_pretrain(load_config(path), str(path))

@@ -16,7 +16,7 @@ from elmo_experiments.data.fields import SequenceLabelField, TextField
 from elmo_experiments.errors import ConfigError, DataError
 from elmo_experiments.experiment import validate_experiment
 
-NER_SAMPLE = PROJECT_ROOT / "tasks" / "ner" / "sample"
+NER_SAMPLE = PROJECT_ROOT / "reproduction" / "ner" / "sample"
 INDEXERS = {"tokens": {"type": "single_id", "lowercase_tokens": True},
             "token_characters": {"type": "characters", "min_padding_length": 3}}
 AS_CONLL2003 = {"token_column": 0, "tag_column": 3, "tag_scheme": "IOB1",

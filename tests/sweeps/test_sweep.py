@@ -405,7 +405,7 @@ def test_a_failed_cell_is_tried_afresh_once_its_data_is_there(tmp_path: Path) ->
     failed = run_cell(cell, run_dir)
     assert failed["status"] == "failed" and f"{train_file}: no such" in failed["error"]
     assert json.loads((run_dir / "FAILED.json").read_text())["error"] == failed["error"]
-    shutil.copy(REPO / "tasks" / "ner" / "sample" / "train.txt", train_file)
+    shutil.copy(REPO / "reproduction" / "ner" / "sample" / "train.txt", train_file)
     again = run_cell(cell, run_dir)
     assert again == {"cell": cell.name, "status": "trained", "attempts": 1}
     assert not (run_dir / "FAILED.json").exists() and finished(cell, run_dir)

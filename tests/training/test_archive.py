@@ -17,7 +17,7 @@ from elmo_experiments.predict import evaluate_file, predict_lines
 from elmo_experiments.run import train
 
 REPO = Path(__file__).resolve().parents[2]
-SAMPLE = REPO / "tasks" / "ner" / "sample"
+SAMPLE = REPO / "reproduction" / "ner" / "sample"
 FAST = ["trainer.num_epochs=1", "trainer.progress_bar=false", "data_loader.batch_size=8"]
 
 
@@ -50,7 +50,7 @@ def test_config_paths_are_absolute_or_the_projects_own(trained) -> None:
     samples) are named from the project's root, wherever the checkout lies."""
     elmo = trained["config"]["model"]["token_embedders"]["elmo"]
     assert Path(elmo["weights"]).is_absolute() and elmo["weights"].endswith("my_bilm")
-    assert trained["config"]["train_data_path"] == "{project}/tasks/ner/sample/train.txt"
+    assert trained["config"]["train_data_path"] == "{project}/reproduction/ner/sample/train.txt"
 
 
 def test_the_archive_holds_the_biLM_and_predicts_elsewhere(trained, tmp_path: Path,

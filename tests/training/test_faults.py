@@ -204,7 +204,7 @@ def test_a_reordered_label_vocabulary_is_refused(finished: Path) -> None:
     lines = labels.read_text().splitlines()
     labels.write_text("\n".join([lines[1], lines[0], *lines[2:]]) + "\n")
     message = one_line_error(cli("evaluate", str(finished),
-                                 str(ROOT / "tasks/ner/sample/test.txt")))
+                                 str(ROOT / "reproduction/ner/sample/test.txt")))
     assert "best.pt: trained with another vocabulary" in message
 
 
@@ -213,7 +213,7 @@ def test_a_truncated_token_vocabulary_is_refused(finished: Path) -> None:
     lines = tokens.read_text().splitlines()
     tokens.write_text("\n".join(lines[: len(lines) // 2]) + "\n")
     message = one_line_error(cli("evaluate", str(finished),
-                                 str(ROOT / "tasks/ner/sample/test.txt")))
+                                 str(ROOT / "reproduction/ner/sample/test.txt")))
     assert "trained with another vocabulary" in message
 
 
@@ -230,7 +230,7 @@ def test_another_models_weights_are_refused(finished: Path, tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     shutil.copy(other / "best.pt", finished / "best.pt")
     message = one_line_error(cli("evaluate", str(finished),
-                                 str(ROOT / "tasks/ner/sample/test.txt")))
+                                 str(ROOT / "reproduction/ner/sample/test.txt")))
     assert "best.pt: trained with another config" in message
 
 
@@ -437,7 +437,7 @@ def test_damaged_run_files_are_named_before_anything_changes(
     config_before = (finished / "config.json").read_bytes()
     args = (train_args(finished, "--recover", "-o", "trainer.num_epochs=4")
             if command == "recover"
-            else ["evaluate", str(finished), str(ROOT / "tasks/ner/sample/test.txt")])
+            else ["evaluate", str(finished), str(ROOT / "reproduction/ner/sample/test.txt")])
     message = one_line_error(cli(*args))
     assert re.search(problem, message), message
     assert (finished / "config.json").read_bytes() == config_before

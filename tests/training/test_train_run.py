@@ -253,10 +253,11 @@ def test_a_run_resumes_and_loads_from_a_checkout_elsewhere(reference_run, tmp_pa
     run_dir = tmp_path / "run"
     shutil.copytree(reference_run[0], run_dir)
     saved = (run_dir / "config.json").read_text()
-    assert str(ROOT) not in saved and '"{project}/tasks/ner/sample/train.txt"' in saved
+    assert str(ROOT) not in saved and '"{project}/reproduction/ner/sample/train.txt"' in saved
     checkout = tmp_path / "checkout"  # the project moved: the old checkout is not read
     shutil.copytree(ROOT / "experiments", checkout / "experiments")
-    shutil.copytree(ROOT / "tasks" / "ner" / "sample", checkout / "tasks" / "ner" / "sample")
+    shutil.copytree(ROOT / "reproduction" / "ner" / "sample",
+                    checkout / "reproduction" / "ner" / "sample")
     monkeypatch.setattr(loader, "PROJECT_ROOT", checkout)
     monkeypatch.setattr(loader, "LIBRARY_DIR", checkout / "experiments" / "lib")
     monkeypatch.setattr(paths, "PROJECT_ROOT", checkout)
@@ -265,10 +266,10 @@ def test_a_run_resumes_and_loads_from_a_checkout_elsewhere(reference_run, tmp_pa
                     overrides=_longer(5), recover=True)
     assert metrics["epochs_completed"] == 5
     assert metrics["data"]["splits"]["train"]["path"] == str(
-        checkout / "tasks" / "ner" / "sample" / "train.txt")
+        checkout / "reproduction" / "ner" / "sample" / "train.txt")
     assembled = load_run(run_dir / "model.tar.gz")
     assert assembled.experiment["train_data_path"] == str(
-        checkout / "tasks" / "ner" / "sample" / "train.txt")
+        checkout / "reproduction" / "ner" / "sample" / "train.txt")
 
 
 def test_resuming_with_fewer_processes_says_the_global_batch_halves(reference_run, tmp_path,

@@ -17,7 +17,7 @@ from elmo_experiments.run import train
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = ["trainer.num_epochs=1", "trainer.progress_bar=false"]
-SRL_SAMPLE = ROOT / "tasks" / "srl" / "sample"
+SRL_SAMPLE = ROOT / "reproduction" / "srl" / "sample"
 
 
 @pytest.fixture(autouse=True)

@@ -117,7 +117,7 @@ def _brown(path: Path) -> Iterator[list[str]]:
 
 
 def _conll(path: Path) -> Iterator[list[str]]:
-    from elmo_experiments.data.readers.conll2003 import iter_sentences
+    from elmo_experiments.data.readers.column_tagging import iter_sentences
 
     for _, rows in iter_sentences(path):
         yield [fields[0] for fields in rows]

@@ -74,6 +74,15 @@ def iter_rows(
         yield rows
 
 
+def iter_sentences(path: str | Path, max_tokens: int | None = None
+                   ) -> Iterator[tuple[int, list[list[str]]]]:
+    """CoNLL-2003's sentences (NER's data, a pretraining corpus format): (first line number,
+    rows of fields) per sentence, skipping ``-DOCSTART-`` lines;
+    a sentence longer than ``max_tokens`` is a ``DataError`` naming where it starts."""
+    for rows in iter_rows(path, max_tokens=max_tokens):
+        yield rows[0][0], [fields for _, fields in rows]
+
+
 class ColumnTaggingReader:
     """Reads one token column and one tag column per line; see the module docstring."""
 

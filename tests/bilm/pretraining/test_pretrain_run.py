@@ -307,7 +307,7 @@ def test_fine_tuning_on_task_text_keeps_the_softmax_vocabulary(runs, tmp_path: P
     export = runs["straight"] / "bilm"
     tuned = tmp_path / "tuned_on_ner"
     config = ROOT / "experiments" / "bilm" / "tiny.jsonnet"
-    sample = ROOT / "tasks" / "ner" / "sample"
+    sample = ROOT / "reproduction" / "ner" / "sample"
     overrides = [*SHORT, "trainer.num_epochs=1",
                  f'corpus.train=[{{"path": "{sample / "train.txt"}", "format": "conll"}}]',
                  f'corpus.evaluation=[{{"name": "ner_dev", "path": "{sample / "dev.txt"}", '
@@ -325,7 +325,7 @@ def test_perplexity_command_reproduces_the_run(runs, capsys) -> None:
 
     metrics = json.loads((runs["straight"] / "metrics.json").read_text())
     bilm = str(runs["straight"] / "bilm")
-    text = perplexity(bilm, str(ROOT / "tasks/bilm/sample/heldout.txt"), "tokenized",
+    text = perplexity(bilm, str(ROOT / "reproduction/bilm/sample/heldout.txt"), "tokenized",
                       max_sentence_length=100, progress=False)
     assert text["tokens"] == metrics["corpus"]["tokens"]["sample_heldout"]
     for key in ("perplexity", "perplexity_forward", "perplexity_backward"):
@@ -334,7 +334,7 @@ def test_perplexity_command_reproduces_the_run(runs, capsys) -> None:
                          progress=False)
     assert heldout["perplexity"] == pytest.approx(metrics["best_validation_perplexity"],
                                                   rel=1e-5)
-    cli(["perplexity", bilm, str(ROOT / "tasks/bilm/sample/heldout.txt"), "--format",
+    cli(["perplexity", bilm, str(ROOT / "reproduction/bilm/sample/heldout.txt"), "--format",
          "tokenized", "--max-sentence-length", "100"])
     assert f"average {text['perplexity']:.2f}" in capsys.readouterr().out
 
@@ -380,14 +380,14 @@ def test_force_keeps_the_old_run_when_the_corpus_cannot_be_read(runs, tmp_path: 
 
 def test_ship_script_exports_a_checked_biLM_with_its_card(runs, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """``tasks/bilm/ship.py``: float16 files, SHA256SUMS, and a card whose figures are the
+    """``reproduction/bilm/ship.py``: float16 files, SHA256SUMS, and a card whose figures are the
     run's own; the shipped name then resolves and loads like any biLM."""
     from task_scripts import load_script
 
     from elmo_experiments.bilm import pretrained
     from elmo_experiments.bilm.pretraining.perplexity import perplexity
 
-    ship = load_script(ROOT / "tasks/bilm/ship.py", "ship_bilm")
+    ship = load_script(ROOT / "reproduction/bilm/ship.py", "ship_bilm")
     monkeypatch.setattr(sys, "argv", ["ship.py", str(runs["straight"]), "--name", "demo",
                                       "--out", str(tmp_path), "--pins", str(tmp_path / "pins.py")])
     ship.main()
