@@ -256,7 +256,7 @@ def _enrich(task: str, record: dict[str, Any], instance: dict[str, Any]) -> dict
     """The record ``elmo-exp predict`` writes, plus what rendering it needs."""
     record = dict(record)
     if task == "srl":
-        from elmo_experiments.data.srl_tags import bio_to_spans
+        from elmo_experiments.tasks.srl.tags import bio_to_spans
 
         tokens = record["tokens"]
         try:

@@ -40,7 +40,7 @@ def _with_entities(url: str) -> tuple[str, list[tuple]]:
     import httpx
 
     sentences, tokens = [], []
-    for line in (REPO / "tasks" / "ner" / "sample" / "dev.txt").read_text().splitlines():
+    for line in (REPO / "reproduction" / "ner" / "sample" / "dev.txt").read_text().splitlines():
         if line.strip() and not line.startswith("-DOCSTART-"):
             tokens.append(line.split()[0])
         elif tokens:
