@@ -68,12 +68,23 @@ def train(config: str, serialization_dir: str | None, force: bool, recover: bool
 @click.option("--init-from", "init_dir", metavar="BILM",
               help="continue this biLM (a directory, a shipped or released name): its "
               "architecture, weights and, where it has one over the same words, its softmax")
+@click.option("--dry-run", is_flag=True, help="read the corpus, time a few steps and print "
+              "what the run will cost; DIR is not touched")
 @config_options
 def pretrain(config: str, serialization_dir: str, force: bool, recover: bool,
-             init_dir: str | None, overrides: tuple[str, ...], ext_vars: tuple[str, ...]) -> None:
+             init_dir: str | None, dry_run: bool, overrides: tuple[str, ...],
+             ext_vars: tuple[str, ...]) -> None:
     """Pretrain a biLM (CONFIG: experiments/bilm/*.jsonnet); exports to DIR/bilm."""
     from elmo_experiments.bilm.pretraining.run import pretrain as run_pretrain
     from elmo_experiments.config.loader import parse_ext_vars
+
+    if dry_run:
+        from elmo_experiments.bilm.pretraining.dry_run import describe
+        from elmo_experiments.bilm.pretraining.dry_run import dry_run as estimate
+
+        click.echo(describe(estimate(config, parse_ext_vars(list(ext_vars)), list(overrides),
+                                     init_dir)))
+        return
 
     metrics = run_pretrain(config, serialization_dir, parse_ext_vars(list(ext_vars)),
                            list(overrides), force=force, recover=recover, init_dir=init_dir)
