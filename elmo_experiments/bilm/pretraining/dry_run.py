@@ -1,19 +1,18 @@
 """``elmo-exp pretrain CONFIG -s DIR --dry-run``: what a pretraining run will cost, before it runs.
 
-The corpus is read exactly as the run would read it (``prepare_corpus``, into a temporary folder,
-or the complete ``corpus.prepared_dir`` when there is one), the softmax vocabulary built with the
-run's caps (``SoftmaxVocabulary.from_corpus``), and a few real optimizer steps and evaluation
-batches are timed on a throwaway model on the run's device; nothing is saved and the run
-directory is never touched. The estimate of an epoch is its steps times the measured seconds per
-step plus the validation batches times the seconds per evaluation batch (what a run's
-``epoch_durations_s`` counts). ``check_settings`` also guards real runs: a softmax that cannot fit
-in memory, or a token cap per batch below the corpus's longest sentence, is a one-line error
-before anything is built.
+The corpus is read exactly as the run would read it (``load_or_prepare``: into a temporary
+folder, or into ``corpus.prepared_dir`` when the config names one, which the run then reuses),
+the softmax vocabulary built with the run's caps (``SoftmaxVocabulary.from_corpus``), and a
+few real optimizer steps and evaluation batches are timed on a throwaway model on the run's
+device; nothing is saved and the run directory is never touched. The estimate of an epoch is
+its steps times the measured seconds per step plus the validation batches times the seconds per
+evaluation batch (what a run's ``epoch_durations_s`` counts). ``check_settings`` also guards
+real runs: a softmax that cannot fit in memory, or a token cap per batch below the corpus's
+longest sentence, is a one-line error before anything is built.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import resource
@@ -28,14 +27,7 @@ import numpy as np
 import torch
 
 from elmo_experiments.bilm.pretrained import resolve_weights
-from elmo_experiments.bilm.pretraining.corpus import (
-    FINGERPRINT,
-    PreparedCorpus,
-    damaged_files,
-    fingerprint,
-    prepare_corpus,
-    read_prepared_json,
-)
+from elmo_experiments.bilm.pretraining.corpus import PreparedCorpus, load_or_prepare
 from elmo_experiments.bilm.pretraining.lm_data import (
     UNK,
     VOCAB_FILE,
@@ -126,17 +118,12 @@ def check_settings(values: dict[str, Any], corpus: PreparedCorpus, vocab_size: i
 
 
 def _read_corpus(settings: dict[str, Any], scratch: Path) -> PreparedCorpus:
-    """The complete prepared corpus of ``prepared_dir`` when it was made from these sources
-    and settings; else the corpus prepared afresh in ``scratch`` (nothing else is written)."""
+    """The corpus of ``prepared_dir`` (prepared there first if it holds none, as the run
+    would: the run then reuses it); without one, the corpus prepared in ``scratch``."""
     evaluation = {e["name"]: e for e in settings["evaluation"]}
-    folder = Path(settings["prepared_dir"]) if settings["prepared_dir"] else None
-    if folder is not None and (folder / FINGERPRINT).is_file() and not damaged_files(folder):
-        wanted = fingerprint(settings["train"], evaluation, settings["heldout_every"],
-                             settings["max_sentence_length"])
-        if read_prepared_json(folder / FINGERPRINT) == json.loads(json.dumps(wanted)):
-            return PreparedCorpus.load(folder)
-    return prepare_corpus(settings["train"], evaluation, scratch, settings["heldout_every"],
-                          settings["max_sentence_length"])
+    return load_or_prepare(settings["train"], evaluation,
+                           settings["prepared_dir"] or scratch, settings["heldout_every"],
+                           settings["max_sentence_length"])
 
 
 def corpus_figures(corpus: PreparedCorpus, vocab: SoftmaxVocabulary, cap: int

@@ -32,6 +32,13 @@ def test_the_dry_run_prints_the_cost_and_writes_nothing(tmp_path: Path) -> None:
     assert list(empty.iterdir()) == []
 
 
+def test_a_prepared_dir_is_filled_for_the_run_to_reuse(tmp_path: Path) -> None:
+    prepared = f"corpus.prepared_dir={tmp_path / 'corpus'}"
+    dry_run(TINY_DE, overrides=[prepared], steps=1)
+    assert (tmp_path / "corpus" / "fingerprint.json").is_file()
+    assert dry_run(TINY_DE, overrides=[prepared], steps=1)["train_sentences"] == 380
+
+
 def test_the_figures_follow_the_corpus_and_its_caps() -> None:
     report = dry_run(TINY_DE, steps=2)
     assert report["train_sentences"] == 380 and report["heldout_tokens"] > 0  # every 20th
