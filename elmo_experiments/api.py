@@ -71,11 +71,14 @@ class Predictor:
     def from_path(cls, path: str | Path, device: str = "cpu") -> Predictor:
         return cls(load_archive(path, device))
 
-    def predict(self, text: str) -> list[dict[str, Any]]:
-        """One record per sentence of raw ``text`` (split and tokenised as in training)."""
+    def predict(self, text: str, language: str | None = None) -> list[dict[str, Any]]:
+        """One record per sentence of raw ``text`` (split and tokenised as in training, with
+        the rules of ``language``: default the reader's ``language``, else English)."""
+        from elmo_experiments.data.languages import language_of
         from elmo_experiments.data.tokenizers import split_sentences
 
-        return self.predict_tokens(split_sentences(text.strip()) if text.strip() else [])
+        code = language_of(self.run.reader, language)
+        return self.predict_tokens(split_sentences(text.strip(), code) if text.strip() else [])
 
     def predict_tokens(self, sentences: list[list[str]]) -> list[dict[str, Any]]:
         """One record per already tokenised sentence."""

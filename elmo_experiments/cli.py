@@ -86,12 +86,23 @@ def train(config: str, serialization_dir: str | None, force: bool, recover: bool
 @click.option("--init-from", "init_dir", metavar="BILM",
               help="continue this biLM (a directory, a shipped or released name): its "
               "architecture, weights and, where it has one over the same words, its softmax")
+@click.option("--dry-run", is_flag=True, help="read the corpus, time a few steps and print "
+              "what the run will cost; DIR is not touched")
 @config_options
 def pretrain(config: str, serialization_dir: str, force: bool, recover: bool,
-             init_dir: str | None, overrides: tuple[str, ...], ext_vars: tuple[str, ...]) -> None:
+             init_dir: str | None, dry_run: bool, overrides: tuple[str, ...],
+             ext_vars: tuple[str, ...]) -> None:
     """Pretrain a biLM (CONFIG: experiments/bilm/*.jsonnet); exports to DIR/bilm."""
     from elmo_experiments.bilm.pretraining.run import pretrain as run_pretrain
     from elmo_experiments.config.loader import parse_ext_vars
+
+    if dry_run:
+        from elmo_experiments.bilm.pretraining.dry_run import describe
+        from elmo_experiments.bilm.pretraining.dry_run import dry_run as estimate
+
+        click.echo(describe(estimate(config, parse_ext_vars(list(ext_vars)), list(overrides),
+                                     init_dir)))
+        return
 
     metrics = run_pretrain(config, serialization_dir, parse_ext_vars(list(ext_vars)),
                            list(overrides), force=force, recover=recover, init_dir=init_dir)
@@ -124,12 +135,15 @@ def export_bilm(run_dir: str, output_dir: str, weights: str, float16: bool) -> N
 @click.option("--max-sentence-length", type=int, default=60, show_default=True,
               help="longer sentences are cut into pieces, as in pretraining")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
+@click.option("--language", default="en", show_default=True,
+              help="raw TEXT's language: spaCy's rules for this code (de, es, fr, ...)")
 def perplexity(bilm: str, text: str, fmt: str, split: str, max_sentence_length: int,
-               batch_size: int) -> None:
+               batch_size: int, language: str) -> None:
     """Exact-softmax perplexity of the exported biLM BILM (a directory or known name) on TEXT."""
     from elmo_experiments.bilm.pretraining.perplexity import perplexity as score
 
-    result = score(bilm, text, fmt, split, max_sentence_length, batch_size)
+    result = score(bilm, text, fmt, split, max_sentence_length, batch_size,
+                   language=language)
     click.echo(f"tokens {result['tokens']}  forward {result['perplexity_forward']:.2f}  "
                f"backward {result['perplexity_backward']:.2f}  "
                f"average {result['perplexity']:.2f}")
@@ -191,14 +205,18 @@ def evaluate(run_dir: str, data_file: str, weights: str, device: str, prediction
 @click.argument("input_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--text", "raw_text", is_flag=True,
               help="INPUT is raw text (tokenised with spaCy, split into sentences)")
+@click.option("--language", default=None,
+              help="--text's language: spaCy's rules for this code (default: the run's "
+              "dataset_reader.language, else en)")
 @click.option("--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @click.option("--weights", default="best.pt", show_default=True)
 @click.option("--official-output", "official_output", type=click.Path(dir_okay=False),
               help="also write the predictions in the official scorer's format here (SQuAD: "
               "the question id -> answer file that `elmo-exp score squad` reads)")
 @DEVICE_OPTION
-def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
-            weights: str, official_output: str | None, device: str) -> None:
+def predict(run_dir: str, input_file: str, raw_text: bool, language: str | None,
+            output: str | None, weights: str, official_output: str | None,
+            device: str) -> None:
     """Predict with RUN (a run directory or a model.tar.gz) for INPUT (a data file, or raw
     text with --text); write JSON lines.
 
@@ -207,7 +225,7 @@ def predict(run_dir: str, input_file: str, raw_text: bool, output: str | None,
     from elmo_experiments.predict import predict_lines
 
     records = list(predict_lines(run_dir, input_file, raw_text, weights, device,
-                                 official_output))
+                                 official_output, language))
     lines = "".join(json.dumps(record) + "\n" for record in records)
     if output:
         from elmo_experiments.data.files import atomic_write_text

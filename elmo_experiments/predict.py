@@ -39,8 +39,10 @@ def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "be
     return metrics
 
 
-def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
+def _read_input(path: str, raw_text: bool, reader: Any, language: str | None = None
+                ) -> list[dict[str, Any]]:
     if raw_text:
+        from elmo_experiments.data.languages import language_of
         from elmo_experiments.data.tokenizers import split_sentences
 
         texts = text_fields(reader.fields)
@@ -48,7 +50,9 @@ def _read_input(path: str, raw_text: bool, reader: Any) -> list[dict[str, Any]]:
             raise DataError(f"--text gives single sentences, but this model reads "
                             f"{' + '.join(texts)}: give a data file instead")
         lines = sys.stdin if path == "-" else (text for _, text in iter_lines(path))
-        sentences = [s for line in lines if line.strip() for s in split_sentences(line.strip())]
+        code = language_of(reader, language)
+        sentences = [s for line in lines if line.strip()
+                     for s in split_sentences(line.strip(), code)]
         return [reader.text_to_instance(tokens) for tokens in sentences]
     unlabelled = dict.fromkeys(target_fields(reader.fields))  # predictions, not scores
     return [{**instance, **unlabelled} for instance in reader.read(path)]
@@ -63,16 +67,19 @@ def _loader(run: Assembled, instances: list[dict[str, Any]], source: str) -> Ins
 
 def predict_lines(run_dir: str | Path, input_path: str, raw_text: bool = False,
                   weights: str = "best.pt", device: str = "cpu",
-                  official_path: str | None = None) -> Iterator[dict[str, Any]]:
+                  official_path: str | None = None, language: str | None = None
+                  ) -> Iterator[dict[str, Any]]:
     """Predictions for every sentence of ``input_path``, in input order; with
     ``official_path`` (a data file, not ``raw_text``) also written there in the dataset
-    metric's official format (SQuAD's id -> answer file)."""
+    metric's official format (SQuAD's id -> answer file). ``language``: raw text's (default
+    the reader's ``language``, else English)."""
     run = load_run(run_dir, weights, device)
     if official_path and (run.dataset_metric is None or raw_text):
         why = "--text input has no official format" if raw_text else (
             "dataset_metric: not set, so this run has no official output format to write")
         raise ConfigError([why], source=str(run_dir))
-    predictions = predictions_for(run, _read_input(input_path, raw_text, run.reader), input_path)
+    predictions = predictions_for(run, _read_input(input_path, raw_text, run.reader, language),
+                                  input_path)
     if official_path and run.dataset_metric is not None:
         run.dataset_metric.write(run.reader.read(input_path), predictions, official_path)
     yield from predictions

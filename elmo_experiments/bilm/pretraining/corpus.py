@@ -2,9 +2,10 @@
 
 Formats: ``tokenized`` (one sentence per line, whitespace tokens: PTB, WikiText, our samples),
 ``raw`` (running text, paragraphs split by blank lines, tokenised and split into sentences with
-the same spaCy rules as ``elmo-exp predict --text``), ``brown`` (the NLTK Brown zip, word/TAG
-tokens), ``conll`` (a task's column files: first column, labels ignored; for domain
-fine-tuning), ``conll2012`` (CoNLL-2012 documents: the words of column 4, e.g. LitBank),
+the same spaCy rules as ``elmo-exp predict --text``: those of the source's ``language``, default
+``en``), ``brown`` (the NLTK Brown zip, word/TAG tokens), ``conll`` (a task's column files:
+first column, labels ignored; for domain fine-tuning), ``conll2012`` (CoNLL-2012 documents: the
+words of column 4, e.g. LitBank),
 ``experiment`` (a task's text as its experiment config reads it: ``path`` is the config, ``split``
 its train, validation or test data, ``ext_vars`` its ext vars; ``experiment_text.py``). Paths
 may be files, folders or globs; ``.gz`` files are read transparently. A ``raw`` source may name
@@ -37,6 +38,7 @@ from elmo_experiments.data.files import (
     save_array,
     write_lines,
 )
+from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
 from elmo_experiments.errors import DataError
 from elmo_experiments.faults import fault_point
 
@@ -52,6 +54,7 @@ SOURCE_PARAMS = (
           doc="format experiment: which of the config's data paths to read"),
     Param("ext_vars", dict, {}, doc="format experiment: ext vars for the config (e.g. "
           "ELMO_SIZE: 'cpu')"),
+    LANGUAGE_PARAM,
     Param("reader", str, None, choices=("training", "evaluation"),
           doc="format experiment: which of the config's readers reads the split (default: the "
           "training reader for train, else the evaluation reader)"),
@@ -82,7 +85,8 @@ def _tokenized(path: Path) -> Iterator[list[str]]:
             yield tokens
 
 
-def _raw(path: Path, exclusions: Exclusions | None = None) -> Iterator[list[str]]:
+def _raw(path: Path, exclusions: Exclusions | None = None,
+         language: str = DEFAULT_LANGUAGE) -> Iterator[list[str]]:
     from elmo_experiments.data.tokenizers import split_sentences
 
     lines = [line for _, line in iter_lines(path)]
@@ -94,10 +98,10 @@ def _raw(path: Path, exclusions: Exclusions | None = None) -> Iterator[list[str]
             paragraph.append(line.strip())
             continue
         if paragraph:
-            yield from split_sentences(" ".join(paragraph))
+            yield from split_sentences(" ".join(paragraph), language)
             paragraph = []
     if paragraph:
-        yield from split_sentences(" ".join(paragraph))
+        yield from split_sentences(" ".join(paragraph), language)
 
 
 def _brown(path: Path) -> Iterator[list[str]]:
@@ -144,24 +148,27 @@ def read_source(source: dict[str, Any], report: dict[str, Any] | None = None
                                         source.get("ext_vars") or {}, source.get("reader"))
         return
     yield from read_sentences(source["path"], source.get("format") or "tokenized",
-                              source.get("exclude"), report)
+                              source.get("exclude"), report,
+                              source.get("language") or DEFAULT_LANGUAGE)
 
 
 def read_sentences(path: str, fmt: str, exclude: str | None = None,
-                   report: dict[str, Any] | None = None) -> Iterator[list[str]]:
+                   report: dict[str, Any] | None = None, language: str = DEFAULT_LANGUAGE
+                   ) -> Iterator[list[str]]:
     """Sentences (token lists) of every file ``path`` names, in sorted file order; with
-    ``exclude`` (raw text only), those documents cut out first, and noted in ``report``."""
+    ``exclude`` (raw text only), those documents cut out first, and noted in ``report``.
+    ``language``: the spaCy rules raw text is tokenised with (other formats are tokenised)."""
     if fmt == "experiment":
         raise DataError(f"{path}: format experiment is read with read_source")
     if exclude is None:
         for file in expand(path):
-            yield from READERS[fmt](file)
+            yield from (_raw(file, language=language) if fmt == "raw" else READERS[fmt](file))
         return
     if fmt != "raw":
         raise DataError(f"{path}: 'exclude' needs format raw, not {fmt}")
     exclusions = Exclusions.from_conll2012(expand(exclude))
     for file in expand(path):
-        yield from _raw(file, exclusions)
+        yield from _raw(file, exclusions, language)
     exclusions.check_all_found(path)
     if report is not None:
         report[path] = {"documents": len(exclusions.found),
@@ -252,8 +259,13 @@ def fingerprint(train: list[dict[str, str]], evaluation: dict[str, dict[str, str
             return {}
         return {"excluded_files": files({"path": source["exclude"]})}
 
-    return {"train": [{**s, "files": files(s), **excluded(s)} for s in train],
-            "evaluation": {n: {**s, "files": files(s)} for n, s in sorted(evaluation.items())},
+    def settings(source: dict[str, Any]) -> dict[str, Any]:  # English: as before languages
+        return {k: v for k, v in source.items()
+                if not (k == "language" and v in (None, DEFAULT_LANGUAGE))}
+
+    return {"train": [{**settings(s), "files": files(s), **excluded(s)} for s in train],
+            "evaluation": {n: {**settings(s), "files": files(s)}
+                           for n, s in sorted(evaluation.items())},
             "heldout_every": heldout_every, "max_sentence_length": max_sentence_length}
 
 

@@ -60,12 +60,13 @@ class _Progress:
 
 def perplexity(weights: str, text: str, fmt: str = "raw", split: str | None = None,
                max_sentence_length: int = 60, batch_size: int = 64,
-               progress: bool = True, ext_vars: dict[str, str] | None = None
-               ) -> dict[str, float]:
+               progress: bool = True, ext_vars: dict[str, str] | None = None,
+               language: str = "en") -> dict[str, float]:
     """Forward, backward and average perplexity (exact softmax) and the token count.
 
     ``split``: of a prepared corpus folder (default ``heldout``); with ``fmt`` experiment, of
-    the task config ``text`` (default ``validation``, its dev text)."""
+    the task config ``text`` (default ``validation``, its dev text). ``language``: the spaCy
+    rules raw text is tokenised with."""
     model, vocab = load_language_model(weights)
     settings = {"batch_size": batch_size, "max_tokens": None, "batches_per_epoch": None,
                 "max_eval_sentences": None}
@@ -74,7 +75,7 @@ def perplexity(weights: str, text: str, fmt: str = "raw", split: str | None = No
             corpus = PreparedCorpus.load(text)  # a prepared corpus: one of its splits
             split = split or "heldout"
         else:
-            source = {"path": text, "format": fmt}
+            source = {"path": text, "format": fmt, "language": language}
             if fmt == "experiment":  # ext_vars: the task config's (e.g. ELMO_SIZE)
                 source.update(split=split or "validation", ext_vars=ext_vars or {})
             elif split is not None:

@@ -19,6 +19,7 @@ from elmo_experiments.bilm.pretraining.corpus import (
     load_or_prepare,
     read_prepared_json,
 )
+from elmo_experiments.bilm.pretraining.dry_run import check_settings
 from elmo_experiments.bilm.pretraining.lm_data import (
     LM_LOADER_PARAMS,
     SOFTMAX_FILE,
@@ -39,6 +40,7 @@ from elmo_experiments.data.files import (
     warn_if_sample,
 )
 from elmo_experiments.data.hdf5_output import HDF5Output
+from elmo_experiments.devices import trainer_device
 from elmo_experiments.errors import ConfigError, DataError, RunDirError
 from elmo_experiments.training.distributed import (
     World,
@@ -283,6 +285,8 @@ class PretrainingAssembly:
                 vocab = SoftmaxVocabulary.from_corpus(corpus, values["corpus"]["vocab_size"],
                                                       values["corpus"]["min_count"])
             self.vocab = vocab
+            check_settings(values, corpus, len(vocab), trainer_device(values["trainer"]),
+                           request.source)  # before a softmax too big is built
             self.model = model = values["model"].build(vocab_size=len(vocab), seed=seed)
             if init_files:
                 self.what["init_from"]["carried_over"] = parts = carried_over(vocab,

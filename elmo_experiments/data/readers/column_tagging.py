@@ -17,6 +17,7 @@ from typing import Any
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import SequenceLabelField, TextField
 from elmo_experiments.data.files import iter_lines, resolve_data_path
+from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
 from elmo_experiments.data.tag_schemes import SCHEMES, convert_tags, tags_to_spans
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.errors import ConfigValueError, DataError
@@ -98,6 +99,7 @@ class ColumnTaggingReader:
         tag_scheme: str | None = None,
         coding_scheme: str | None = None,
         max_sentence_length: int = 1000,
+        language: str = DEFAULT_LANGUAGE,
     ) -> None:
         if tag_column == token_column:
             raise ConfigValueError(f"tag_column {tag_column} is the token column")
@@ -117,6 +119,7 @@ class ColumnTaggingReader:
         self.coding_scheme = coding_scheme or tag_scheme
         self.label_encoding = self.coding_scheme  # the scheme of the tags a model sees
         self.max_sentence_length = max_sentence_length
+        self.language = language  # of raw text given to predict --text
         self.tag_name = tag_scheme  # "invalid <tag_name> tag ..."
         self.fields = {"tokens": TextField(self.token_indexers),
                        "tags": SequenceLabelField("tokens")}
@@ -213,5 +216,6 @@ register(
               doc="the scheme the model trains on; null: tag_scheme (needs a tag_scheme)"),
         Param("max_sentence_length", int, 1000, bounds=AT_LEAST_ONE,
               doc="longest sentence read, in tokens: a longer one is an error naming it"),
+        LANGUAGE_PARAM,
     ],
 )(ColumnTaggingReader)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
+from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
 from elmo_experiments.data.readers.column_tagging import ColumnTaggingReader, iter_sentences
 
 # iter_sentences (the format, shared) as well: the old path data.readers.conll2003 gave it
@@ -23,12 +24,13 @@ class Conll2003Reader(ColumnTaggingReader):
         tag_label: str = "ner",
         coding_scheme: str = "BIOUL",
         max_sentence_length: int = 1000,
+        language: str = DEFAULT_LANGUAGE,
     ) -> None:
         chunks = tag_label != "pos"
         super().__init__(token_indexers, token_column=0, tag_column=COLUMNS[tag_label],
                          tag_scheme="IOB1" if chunks else None,
                          coding_scheme=coding_scheme if chunks else None,
-                         max_sentence_length=max_sentence_length)
+                         max_sentence_length=max_sentence_length, language=language)
         self.tag_label = tag_label
         self.tag_name = tag_label
         self.coding_scheme = coding_scheme
@@ -49,5 +51,6 @@ register(
         Param("coding_scheme", str, "BIOUL", choices=("IOB1", "BIO", "BIOUL")),
         Param("max_sentence_length", int, 1000, bounds=AT_LEAST_ONE,
               doc="longest sentence read, in tokens: a longer one is an error naming it"),
+        LANGUAGE_PARAM,
     ],
 )(Conll2003Reader)

@@ -9,6 +9,7 @@ from typing import Any
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import LabelField, MetadataField, TextField
 from elmo_experiments.data.files import LINE_LIMIT_DOC, TOO_DEEP, iter_lines, resolve_data_path
+from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
 from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
@@ -32,11 +33,12 @@ class SnliReader:
     """
 
     def __init__(self, token_indexers: dict[str, Spec], tokenizer: str = "parse",
-                 max_line_length: int = 200_000) -> None:
+                 max_line_length: int = 200_000, language: str = DEFAULT_LANGUAGE) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.tokenizer = tokenizer
         self.max_line_length = max_line_length
+        self.language = language  # tokenizer spacy's rules, and predict --text's
         self.fields = {"premise": TextField(self.token_indexers),
                        "hypothesis": TextField(self.token_indexers),
                        "label": LabelField(), "pair_id": MetadataField()}
@@ -50,7 +52,7 @@ class SnliReader:
         if self.tokenizer == "spacy":
             from elmo_experiments.data.tokenizers import tokenize
 
-            return tokenize(text)
+            return tokenize(text, self.language)
         return parse_tokens(text)
 
     def read(self, path: str | Path) -> list[dict[str, Any]]:
@@ -101,5 +103,6 @@ register(
         Param("tokenizer", str, "parse", choices=("parse", "spacy")),
         Param("max_line_length", int, 200_000, bounds=AT_LEAST_ONE,
               doc=LINE_LIMIT_DOC),
+        LANGUAGE_PARAM,
     ],
 )(SnliReader)

@@ -28,6 +28,7 @@ from typing import Any
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
 from elmo_experiments.data.fields import MetadataField, SpanField, TextField
 from elmo_experiments.data.files import load_data_json, resolve_data_path
+from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
 from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import tokenize_with_offsets
@@ -116,13 +117,14 @@ class SquadReader:
     def __init__(self, token_indexers: dict[str, Spec], passage_length_limit: int | None = None,
                  question_length_limit: int | None = None,
                  split_characters: str = SPLIT_CHARACTERS,
-                 max_articles: int | None = None) -> None:
+                 max_articles: int | None = None, language: str = DEFAULT_LANGUAGE) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.passage_length_limit = passage_length_limit
         self.question_length_limit = question_length_limit
         self.split_characters = split_characters
         self.max_articles = max_articles
+        self.language = language  # spaCy's rules for the passages and questions
         self.fields = {"question": TextField(self.token_indexers),
                        "passage": TextField(self.token_indexers),
                        "answer": SpanField("passage", target=True),
@@ -143,7 +145,8 @@ class SquadReader:
         tokens, offsets = [], []
         positions = _positions()
         last = len(positions)
-        for token, start, end in tokenize_with_offsets(text, self.split_characters):
+        for token, start, end in tokenize_with_offsets(text, self.split_characters,
+                                                       self.language):
             tokens.append(sys.intern(token))
             offsets.append((positions[start] if start < last else start,
                             positions[end] if end < last else end))
@@ -301,5 +304,6 @@ register(
                   "begin or end at them)"),
         Param("max_articles", int, None, bounds=AT_LEAST_ONE,
               doc="read only the file's first articles (a small training set)"),
+        LANGUAGE_PARAM,
     ],
 )(SquadReader)

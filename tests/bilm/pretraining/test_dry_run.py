@@ -1,0 +1,79 @@
+"""``elmo-exp pretrain --dry-run``: the corpus's figures and the cost, nothing written; settings
+that cannot work are one-line errors before anything trains."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from elmo_experiments.bilm.pretraining import dry_run as module
+from elmo_experiments.bilm.pretraining.dry_run import dry_run
+from elmo_experiments.bilm.pretraining.run import pretrain
+from elmo_experiments.cli import cli
+from elmo_experiments.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[3]
+TINY = str(ROOT / "experiments" / "bilm" / "tiny.jsonnet")
+TINY_DE = str(ROOT / "experiments" / "bilm" / "tiny_de.jsonnet")
+
+
+def test_the_dry_run_prints_the_cost_and_writes_nothing(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for run_dir in (tmp_path / "absent", empty):
+        result = CliRunner().invoke(cli, ["pretrain", TINY, "-s", str(run_dir), "--dry-run"])
+        assert result.exit_code == 0, result.output
+        for words in ("training tokens", "vocabulary: ", "held-out OOV rate", "steps per epoch",
+                      "s per step", "per epoch", "for 5 epochs", "peak memory (RSS)"):
+            assert words in result.output
+    assert not (tmp_path / "absent").exists()
+    assert list(empty.iterdir()) == []
+
+
+def test_a_prepared_dir_is_filled_for_the_run_to_reuse(tmp_path: Path) -> None:
+    prepared = f"corpus.prepared_dir={tmp_path / 'corpus'}"
+    dry_run(TINY_DE, overrides=[prepared], steps=1)
+    assert (tmp_path / "corpus" / "fingerprint.json").is_file()
+    assert dry_run(TINY_DE, overrides=[prepared], steps=1)["train_sentences"] == 380
+
+
+def test_the_figures_follow_the_corpus_and_its_caps() -> None:
+    report = dry_run(TINY_DE, steps=2)
+    assert report["train_sentences"] == 380 and report["heldout_tokens"] > 0  # every 20th
+    assert report["vocab_size"] == report["types"] + 3  # specials; the cap (200) not reached
+    assert report["train_coverage"] == 1.0
+    capped = dry_run(TINY_DE, overrides=["corpus.vocab_size=50", "corpus.max_sentence_length=8"],
+                     steps=2)
+    assert capped["vocab_size"] == 50 and capped["train_coverage"] < 1.0
+    assert capped["heldout_oov_rate"] > 0 and capped["sentences_at_cap"] > 0
+    assert capped["train_sentences"] > report["train_sentences"]  # long ones cut into pieces
+    assert report["steps_per_epoch"] == 12 and report["timed_steps"] == 2  # 380 / batches of 32
+    assert report["estimated_epoch_s"] == pytest.approx(
+        12 * report["seconds_per_step"]
+        + report["validation_batches"] * report["seconds_per_eval_batch"])
+    assert report["estimated_schedule_s"] >= 10 * report["estimated_epoch_s"]
+    assert report["peak_memory_gib"] > 0
+
+
+def test_a_softmax_that_does_not_fit_is_one_line_before_training(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(module, "free_memory", lambda device: 1 << 20)  # 1 MiB free
+    with pytest.raises(ConfigError, match=r"corpus\.vocab_size: a softmax over 174 words needs "
+                                          r"about .* GiB .* but cpu has 0\.0 GiB free"):
+        dry_run(TINY_DE)
+    with pytest.raises(ConfigError, match=r"corpus\.vocab_size"):
+        pretrain(TINY_DE, tmp_path / "run")
+    assert not (tmp_path / "run" / "config.json").exists()
+
+
+def test_a_batch_cap_below_the_longest_sentence_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as error:
+        dry_run(TINY_DE, overrides=["data_loader.max_tokens=10"])
+    assert "data_loader.max_tokens: 10 is below the corpus's longest sentence, 14 tokens" in str(
+        error.value)
+    assert "\n" not in str(error.value)
+    with pytest.raises(ConfigError, match=r"data_loader\.max_tokens"):
+        pretrain(TINY_DE, tmp_path / "run", overrides=["data_loader.max_tokens=10"])
+    assert not (tmp_path / "run" / "config.json").exists()
