@@ -19,7 +19,7 @@ from elmo_experiments.bilm.pretraining.corpus import (
     load_or_prepare,
     read_prepared_json,
 )
-from elmo_experiments.bilm.pretraining.dry_run import check_settings
+from elmo_experiments.bilm.pretraining.feasibility import check_settings
 from elmo_experiments.bilm.pretraining.lm_data import (
     LM_LOADER_PARAMS,
     SOFTMAX_FILE,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from elmo_experiments.bilm.pretraining import dry_run as module
+from elmo_experiments.bilm.pretraining import feasibility as module
 from elmo_experiments.bilm.pretraining.dry_run import dry_run
 from elmo_experiments.bilm.pretraining.run import pretrain
 from elmo_experiments.cli import cli

@@ -41,7 +41,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_the_german_corpus_is_split_with_german_rules() -> None:
-    text = ROOT / "tasks" / "bilm" / "sample" / "de" / "text.txt"
+    text = ROOT / "reproduction" / "bilm" / "sample" / "de" / "text.txt"
     german = list(read_sentences(str(text), "raw", language="de"))
     assert len(german) == 400  # the generator's 100 paragraphs of 4 sentences
     assert any(s[:2] == ["Am", "3."] for s in german)  # an ordinal, not an end
