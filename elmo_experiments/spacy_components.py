@@ -11,11 +11,12 @@ import of this module):
   are ``ElmoEmbedder``'s (and ``elmo-exp embed``'s) for the doc's tokens; ``nlp.pipe`` embeds
   ``batch_size`` docs at a time.
 - ``elmo_tagger`` applies a trained model (``archive``: a model.tar.gz or a run directory) by
-  its task: NER sets ``doc.ents`` (each entity's probability in ``span._.elmo_score`` and the
-  ``elmo_ents`` span group's ``attrs["scores"]``); SRL one span group per predicate
-  (``srl_0``, ``srl_1``, ...: the ``V`` span then its arguments, labelled by role); coreference
-  one span group per cluster (``coref_clusters_1``, ...); SST-5 ``doc.cats``. Sentences are the
-  doc's (``doc.sents`` where a sentencizer or parser set them), else the whole doc.
+  its task, whose folder's ``serving`` registration reads and annotates the doc: NER sets
+  ``doc.ents`` (each entity's probability in ``span._.elmo_score`` and the ``elmo_ents`` span
+  group's ``attrs["scores"]``); SRL one span group per predicate (``srl_0``, ``srl_1``, ...:
+  the ``V`` span then its arguments, labelled by role); coreference one span group per cluster
+  (``coref_clusters_1``, ...); SST-5 ``doc.cats``. Sentences are the doc's (``doc.sents`` where
+  a sentencizer or parser set them), else the whole doc.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from spacy.language import Language
-from spacy.tokens import Doc, Span, SpanGroup
+from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
 from elmo_experiments.bilm.elmo_embedder_compat import DEFAULT_WEIGHTS, ElmoEmbedder
@@ -111,9 +112,11 @@ class ElmoTagger:
 
         self.name = name
         self.model = ServedModel(name, archive, device)
-        if self.model.task not in ("ner", "srl", "coref", "sst5"):
+        serving = self.model.serving
+        if serving is None or serving.doc_items is None or serving.annotate is None:
             raise ValueError(f"{name}: a {self.model.task} model reads pairs of texts, not "
                              f"one doc")
+        self.serving = serving
         self.limits = Limits(max_items=10**6, max_chars=10**9, max_tokens=10**6)
         self.batch_size = batch_size
 
@@ -125,66 +128,21 @@ class ElmoTagger:
             yield from self._apply(list(batch))
 
     def _apply(self, docs: list[Doc]) -> list[Doc]:
-        task = self.model.task
-        # (doc, first token of the part, token indices of the part) for each model input
-        parts: list[tuple[int, list[int]]] = []
+        """Every doc's model inputs (the task's ``doc_items``) predicted together, then each
+        doc annotated by the task (``annotate``) from its parts' records."""
+        owners: list[tuple[int, list[int]]] = []  # (doc, the doc's token indices) per input
         items: list[dict[str, Any]] = []
         for d, doc in enumerate(docs):
-            pieces = (list(doc.sents) if doc.has_annotation("SENT_START") else [doc[:]]) \
-                if task in ("ner", "srl") else [doc[:]]
-            for piece in pieces:
-                kept = [t.i for t in piece if not t.is_space]
-                if not kept:
-                    continue
-                words = [doc[i].text for i in kept]
-                if task == "coref" and doc.has_annotation("SENT_START"):
-                    sentences = [[t.text for t in s if not t.is_space] for s in doc.sents]
-                    items.append({"sentences": [s for s in sentences if s]})
-                elif task == "coref":
-                    items.append({"sentences": [words]})
-                else:
-                    items.append({"tokens": words})
-                parts.append((d, kept))
+            for item, kept in self.serving.doc_items(doc):
+                items.append(item)
+                owners.append((d, kept))
         results = self.model.predict({"instances": items}, self.limits)["results"] \
             if items else []
-        found: list[dict[str, list[Any]]] = [{"ents": [], "scores": [], "frames": [],
-                                              "clusters": [], "cats": []} for _ in docs]
-        for (d, kept), records in zip(parts, results, strict=True):
-            doc, out = docs[d], found[d]
-            for record in records:
-                if task == "ner":
-                    for s in record["spans"]:
-                        span = Span(doc, kept[s["start"]], kept[s["end"]] + 1, label=s["type"])
-                        out["ents"].append(span)
-                        out["scores"].append(s["score"])
-                elif task == "srl":
-                    predicate = kept[record["predicate_index"]]
-                    spans = [Span(doc, predicate, predicate + 1, label="V")] + [
-                        Span(doc, kept[a["start"]], kept[a["end"]] + 1, label=a["role"])
-                        for a in record["arguments"]]
-                    out["frames"].append(spans)
-                elif task == "coref":
-                    out["clusters"].extend([Span(doc, kept[s], kept[e] + 1) for s, e in c]
-                                           for c in record["clusters"])
-                else:
-                    out["cats"].append(record["probabilities"])
-        for doc, out in zip(docs, found, strict=True):
-            if task == "ner":
-                doc.ents = out["ents"]
-                for span, score in zip(out["ents"], out["scores"], strict=True):
-                    span._.elmo_score = score
-                doc.spans["elmo_ents"] = SpanGroup(doc, name="elmo_ents", spans=out["ents"],
-                                                   attrs={"scores": out["scores"]})
-            elif task == "srl":
-                for k, spans in enumerate(out["frames"]):
-                    doc.spans[f"srl_{k}"] = SpanGroup(doc, name=f"srl_{k}", spans=spans,
-                                                      attrs={"predicate": spans[0].start})
-            elif task == "coref":
-                for k, spans in enumerate(out["clusters"], start=1):
-                    doc.spans[f"coref_clusters_{k}"] = SpanGroup(
-                        doc, name=f"coref_clusters_{k}", spans=spans)
-            elif out["cats"]:
-                doc.cats = {label: float(p) for label, p in out["cats"][0].items()}
+        parts: list[list[tuple[list[int], list[dict[str, Any]]]]] = [[] for _ in docs]
+        for (d, kept), records in zip(owners, results, strict=True):
+            parts[d].append((kept, records))
+        for doc, found in zip(docs, parts, strict=True):
+            self.serving.annotate(doc, found)
         return docs
 
 

@@ -1,8 +1,71 @@
-"""Candidate spans of a document: enumeration within sentences, and pruning by score."""
+"""Spans of a document: candidate enumeration within sentences, pruning by score, and Lee et
+al.'s (2017) span representation g = [x_start; x_end; attention-weighted head; width feature]
+with the bucketed distances between spans, shared by the span-based tasks (coreference, GAP).
+"""
 
 from __future__ import annotations
 
 import torch
+
+from elmo_experiments.modules.attention import masked_softmax
+
+DISTANCE_BUCKETS = 10  # 0, 1, 2, 3, 4, 5-7, 8-15, 16-31, 32-63, 64+
+
+
+def distance_buckets(distances: torch.Tensor) -> torch.Tensor:
+    """Lee et al.'s buckets of a (non-negative, integer) distance: 0-4 alone, then powers of 2."""
+    logs = torch.floor(torch.log2(distances.clamp(min=1).float())).long() + 3
+    return torch.where(distances <= 4, distances, logs).clamp(max=DISTANCE_BUCKETS - 1)
+
+
+def span_representations(encoded: torch.Tensor, embedded: torch.Tensor, spans: torch.Tensor,
+                         head_scorer: torch.nn.Module,
+                         width_embedding: torch.nn.Embedding) -> torch.Tensor:
+    """Lee et al.'s g for each span: its first and last encoded tokens, the attention-weighted
+    sum of its token embeddings (the soft head; ``head_scorer`` scores each encoded token) and
+    its width's embedding (``width_embedding`` has one row per width up to the maximum).
+
+    encoded: (batch, T, e); embedded: (batch, T, d); spans: (batch, n, 2) inclusive, at most
+    ``width_embedding.num_embeddings`` tokens wide -> (batch, n, 2e + d + f)."""
+    starts, ends = spans[..., 0], spans[..., 1]  # (batch, n)
+    dim = encoded.shape[-1]
+    first = encoded.gather(1, starts[..., None].expand(-1, -1, dim))
+    last = encoded.gather(1, ends[..., None].expand(-1, -1, dim))
+    offsets = torch.arange(width_embedding.num_embeddings, device=spans.device)
+    positions = starts[..., None] + offsets  # (batch, n, w)
+    inside = positions <= ends[..., None]
+    positions = torch.minimum(positions, ends[..., None])
+    logits = head_scorer(encoded).squeeze(-1)  # (batch, T)
+    head_logits = logits.gather(1, positions.flatten(1)).reshape(positions.shape)
+    weights = masked_softmax(head_logits, inside)  # (batch, n, w)
+    batch, n, width = positions.shape
+    words = embedded.gather(1, positions.reshape(batch, -1, 1).expand(
+        -1, -1, embedded.shape[-1])).reshape(batch, n, width, -1)  # (batch, n, w, d)
+    head = (weights[..., None] * words).sum(2)  # (batch, n, d)
+    width_feature = width_embedding(ends - starts)  # (batch, n, f)
+    return torch.cat([first, last, head, width_feature], dim=-1)
+
+
+class SpanRepresentation(torch.nn.Module):
+    """``span_representations`` with its own parameters: a head scorer over ``encoded_dim``
+    tokens and a ``feature_size`` embedding of each width up to ``max_span_width``; its
+    ``output_dim`` is 2 * encoded_dim + embedded_dim + feature_size.
+
+    The head scorer's bias cancels in the softmax over each span's tokens (its gradient is
+    zero up to rounding), so it is frozen, not removed."""
+
+    def __init__(self, encoded_dim: int, embedded_dim: int, max_span_width: int,
+                 feature_size: int) -> None:
+        super().__init__()
+        self.head_scorer = torch.nn.Linear(encoded_dim, 1)
+        self.head_scorer.bias.requires_grad_(False)
+        self.width_embedding = torch.nn.Embedding(max_span_width, feature_size)
+        self.output_dim = 2 * encoded_dim + embedded_dim + feature_size
+
+    def forward(self, encoded: torch.Tensor, embedded: torch.Tensor,
+                spans: torch.Tensor) -> torch.Tensor:
+        return span_representations(encoded, embedded, spans, self.head_scorer,
+                                    self.width_embedding)
 
 
 def enumerate_spans(sentence_ids: torch.Tensor, lengths: torch.Tensor,

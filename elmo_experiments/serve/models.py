@@ -1,7 +1,9 @@
 """The served models: loaded once, by name; requests checked against limits and turned into the
 task's instances; predictions made in batches by the project's ``Predictor`` and returned as the
-records ``elmo-exp predict`` writes, with what a reader needs to show them (SRL arguments as
-spans, the tokens a coreference cluster or a SQuAD answer points into).
+records ``elmo-exp predict`` writes, with what a reader needs to show them. What is
+particular to a task (its model types, how a request item becomes its instances, what a record
+gains for display) comes from the task folder's ``serving`` registration
+(``task_serving.py``); a model no task claims takes its reader's own instance JSON.
 
 Nothing here needs the web framework: ``app.py`` maps ``RequestError`` to a 4xx answer.
 """
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,73 +20,11 @@ import torch
 
 from elmo_experiments.api import Predictor
 from elmo_experiments.errors import ElmoError
+from elmo_experiments.serve.task_serving import Limits, RequestError, serving_for
+from elmo_experiments.serve.task_serving import text as _text
+from elmo_experiments.serve.task_serving import tokens as _tokens
 
-# The model type of each task's experiment config -> the task it solves.
-TASKS = {"crf_tagger": "ner", "bcn": "sst5", "esim": "snli", "bidaf": "squad",
-         "srl_tagger": "srl", "coref": "coref"}
-# What one input of each task holds (besides the shared `text`): named in errors and the docs.
-INPUTS = {"ner": "text or tokens", "sst5": "text or tokens",
-          "srl": "text or tokens (+ predicates: token indices)",
-          "coref": "text or sentences (lists of tokens)",
-          "squad": "question and passage", "snli": "premise and hypothesis"}
-
-
-class RequestError(ElmoError):
-    """A request the server refuses: ``field`` names what is wrong, ``status`` the HTTP code."""
-
-    def __init__(self, field: str, message: str, status: int = 400) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.status = status
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request may ask for."""
-
-    max_body_bytes: int = 1_000_000
-    max_items: int = 64  # texts or instances per request
-    max_chars: int = 20_000  # per text
-    max_tokens: int = 512  # per token list (and per tokenised sentence for /embed)
-
-
-def _text(value: Any, field: str, limits: Limits) -> str:
-    if not isinstance(value, str):
-        raise RequestError(field, f"must be a string, got {type(value).__name__}")
-    if len(value) > limits.max_chars:
-        raise RequestError(field, f"{len(value)} characters, over the limit of "
-                                  f"{limits.max_chars}", 413)
-    return value
-
-
-def _tokens(value: Any, field: str, limits: Limits) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-        raise RequestError(field, "must be a list of strings (tokens)")
-    if len(value) > limits.max_tokens:
-        raise RequestError(field, f"{len(value)} tokens, over the limit of {limits.max_tokens}",
-                           413)
-    if any(not t or len(t) > 200 or any(c.isspace() for c in t) for t in value):
-        raise RequestError(field, "tokens must be non-empty, without spaces, at most 200 "
-                                  "characters")
-    return value
-
-
-def _sentences(item: dict[str, Any], where: str, limits: Limits) -> list[list[str]]:
-    """The tokenised sentences of ``text`` (split as in training) or the one of ``tokens``."""
-    from elmo_experiments.data.tokenizers import split_sentences
-
-    if "tokens" in item:
-        tokens = _tokens(item["tokens"], f"{where}tokens", limits)
-        return [tokens] if tokens else []
-    if "text" not in item:
-        raise RequestError(f"{where}text", "missing (give text or tokens)")
-    text = _text(item["text"], f"{where}text", limits).strip()
-    sentences = split_sentences(text) if text else []
-    for sentence in sentences:
-        if len(sentence) > limits.max_tokens:
-            raise RequestError(f"{where}text", f"a sentence of {len(sentence)} tokens, over the "
-                                               f"limit of {limits.max_tokens}", 413)
-    return sentences
+__all__ = ["Embedder", "Limits", "RequestError", "ServedModel", "model_names", "request_items"]
 
 
 def request_items(body: Any, limits: Limits) -> tuple[list[dict[str, Any]], str]:
@@ -126,7 +65,7 @@ class ServedModel:
         self.predictor = Predictor.from_path(path, device)
         run = self.predictor.run
         model_type = run.experiment.raw["model"]["type"]
-        self.task = TASKS.get(model_type, model_type)
+        self.task, self.serving = serving_for(model_type)
         folder = extract_archive(self.path) if self.path.is_file() else self.path
         config = read_config(folder)
         self.config_sha256 = config_digest(config)
@@ -153,7 +92,7 @@ class ServedModel:
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "task": self.task, "path": str(self.path),
                 "config_sha256": self.config_sha256, "bilm": self.bilm,
-                "inputs": INPUTS.get(self.task, "instances"),
+                "inputs": self.serving.inputs if self.serving else "instances",
                 "layer_weights": self.layer_weights()}
 
     def predict(self, body: Any, limits: Limits) -> dict[str, Any]:
@@ -177,110 +116,22 @@ class ServedModel:
         with self.lock:
             records = self.predictor.predict_instances(flat) if flat else []
         results, start = [], 0
+        enrich = self.serving.enrich if self.serving and self.serving.enrich else None
         for group in groups:
             chunk = records[start: start + len(group)]
             start += len(group)
-            results.append([_enrich(self.task, r, inst) for r, inst in zip(chunk, group,
-                                                                         strict=True)])
-        if self.task == "srl":  # every word was tried: frames without arguments are dropped
-            results = [result if "predicates" in item else [r for r in result if r["arguments"]]
+            results.append([enrich(dict(r), inst) if enrich else dict(r)
+                            for r, inst in zip(chunk, group, strict=True)])
+        if self.serving is not None and self.serving.finish is not None:
+            results = [self.serving.finish(item, result)
                        for item, result in zip(items, results, strict=True)]
         return {"model": self.name, "task": self.task, "results": results}
 
     def _instances(self, item: dict[str, Any], where: str, limits: Limits,
                    reader: Any) -> list[dict[str, Any]]:
-        if self.task in ("ner", "sst5"):
-            return [reader.text_to_instance(s) for s in _sentences(item, where, limits)]
-        if self.task == "srl":
-            return _srl_instances(item, where, limits, reader)
-        if self.task == "coref":
-            if "sentences" in item:
-                raw = item["sentences"]
-                if not isinstance(raw, list):
-                    raise RequestError(f"{where}sentences", "must be a list of token lists")
-                sentences = [_tokens(s, f"{where}sentences[{i}]", limits)
-                             for i, s in enumerate(raw)]
-            else:
-                sentences = _sentences(item, where, limits)
-            return [reader.text_to_instance(sentences)] if sentences else []
-        if self.task == "squad":
-            question = _text(item.get("question"), f"{where}question", limits)
-            passage = _text(item.get("passage"), f"{where}passage", limits)
-            if not question.strip() or not passage.strip():
-                raise RequestError(f"{where}question" if not question.strip()
-                                   else f"{where}passage", "must not be empty")
-            return [reader.text_to_instance(question, passage)]
-        if self.task == "snli":
-            pair = [_pair_part(item, name, where, limits) for name in ("premise", "hypothesis")]
-            return [reader.text_to_instance(*pair)]
-        return [item]  # another task: the reader's own fields
-
-
-def _pair_part(item: dict[str, Any], name: str, where: str, limits: Limits) -> list[str]:
-    from elmo_experiments.data.tokenizers import tokenize
-
-    value = item.get(name)
-    if isinstance(value, list):
-        tokens = _tokens(value, f"{where}{name}", limits)
-    else:
-        tokens = tokenize(_text(value, f"{where}{name}", limits))
-    if not tokens:
-        raise RequestError(f"{where}{name}", "must not be empty")
-    if len(tokens) > limits.max_tokens:
-        raise RequestError(f"{where}{name}", f"{len(tokens)} tokens, over the limit of "
-                                             f"{limits.max_tokens}", 413)
-    return tokens
-
-
-def _srl_instances(item: dict[str, Any], where: str, limits: Limits,
-                   reader: Any) -> list[dict[str, Any]]:
-    """One instance per predicate: the ``predicates`` given (token indices, with ``tokens``),
-    else every word of every sentence (frames without arguments are dropped later)."""
-    if "predicates" in item:
-        if "tokens" not in item:
-            raise RequestError(f"{where}predicates", "needs tokens (indices point into them)")
-        tokens = _tokens(item["tokens"], f"{where}tokens", limits)
-        indices = item["predicates"]
-        if not isinstance(indices, list) or not all(
-                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(tokens)
-                for i in indices):
-            raise RequestError(f"{where}predicates", f"must be a list of token indices "
-                                                     f"(0 to {len(tokens) - 1})")
-        return [reader.text_to_instance(tokens, i) for i in indices]
-    return [reader.text_to_instance(sentence, i)
-            for sentence in _sentences(item, where, limits)
-            for i, word in enumerate(sentence) if any(c.isalpha() for c in word)]
-
-
-def _enrich(task: str, record: dict[str, Any], instance: dict[str, Any]) -> dict[str, Any]:
-    """The record ``elmo-exp predict`` writes, plus what rendering it needs."""
-    record = dict(record)
-    if task == "srl":
-        from elmo_experiments.tasks.srl.tags import bio_to_spans
-
-        tokens = record["tokens"]
-        try:
-            spans = bio_to_spans(record["tags"])
-        except ValueError:
-            spans = []
-        record["predicate"] = tokens[record["predicate_index"]]
-        record["arguments"] = [{"role": role, "start": first, "end": last,
-                                "text": " ".join(tokens[first: last + 1])}
-                               for role, first, last in spans if role != "V"]
-    elif task == "coref":
-        tokens = [t for sentence in instance["document"] for t in sentence]
-        record["tokens"] = tokens
-        record["sentence_starts"] = list(np.cumsum([0] + [len(s) for s in
-                                                          instance["document"]])[:-1].tolist())
-        record["mentions"] = [[" ".join(tokens[s: e + 1]) for s, e in cluster]
-                              for cluster in record.get("clusters", [])]
-    elif task == "squad":
-        record["passage_tokens"] = instance["passage"]
-        record["question_tokens"] = instance["question"]
-    elif task == "snli":
-        record.setdefault("premise", instance["premise"])
-        record.setdefault("hypothesis", instance["hypothesis"])
-    return record
+        if self.serving is None:
+            return [item]  # a task without serving hooks: the reader's own fields
+        return self.serving.instances(item, where, limits, reader)
 
 
 def _bilm_info(config: dict[str, Any], folder: Path) -> list[dict[str, Any]]:

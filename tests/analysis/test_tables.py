@@ -46,6 +46,24 @@ def test_tables_show_ours_beside_the_papers(tmp_path: Path) -> None:
     assert "| SST-5 | — | — | — | — | — |" in text
 
 
+def test_a_task_beyond_the_papers_gets_rows_once_its_sweeps_are_committed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task without the paper's figures (no ``paper.table1``) adds no empty row: Table 1 and
+    the evidence show it, below the paper's six, once ``<task>_main`` is committed; Tables 2
+    and 3 once its ``_layers`` and ``_placement`` are."""
+    from elmo_experiments.analysis import tables
+
+    order = tables.task_order()
+    monkeypatch.setattr(tables, "task_order", lambda: [*order, "zztask"])
+    assert "| zztask |" not in render_tables(tmp_path)
+    (tmp_path / "zztask_main.json").write_text(json.dumps(_summary("zztask_main", [
+        _group("baseline", {}), _group("elmo", {})])))
+    text = render_tables(tmp_path)
+    table1 = text.split("**Table 2**")[0]
+    assert table1.rstrip().splitlines()[-1].startswith("| zztask |")
+    assert text.count("| zztask |") == 2  # Table 1 and the evidence; not Tables 2 and 3
+
+
 def test_figures_are_written(tmp_path: Path) -> None:
     (tmp_path / "ner_fractions.json").write_text(json.dumps(_summary("ner_fractions", [
         _group(v, {"best_validation_conlleval_f1": _figure(50.0 + 10 * f + (v == "elmo"), 1, 3)},

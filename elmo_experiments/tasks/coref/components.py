@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from elmo_experiments.config.registry import register
-from elmo_experiments.tasks.coref import metric, model, reader  # noqa: F401  (registered)
+from elmo_experiments.tasks.coref import metric, model, reader, serving  # noqa: F401  (registered)
 
 
 @click.command("coref")

@@ -6,6 +6,7 @@ coreference model).
       -> the document's tokens end to end
     every span of at most ``max_span_width`` tokens within a sentence:
       g = [x_start; x_end; attention-weighted head of its token embeddings; width feature]
+      (``modules/spans.py``, shared with the other span-based tasks)
       mention score s_m(g); the best ``spans_per_word`` x tokens spans are kept
     each kept span i and each of the (up to) ``max_antecedents`` kept spans before it, j:
       s(i, j) = s_m(i) + s_m(j) + s_a([g_i; g_j; g_i * g_j; distance, speaker, genre features])
@@ -32,20 +33,18 @@ from elmo_experiments.config.registry import (
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
-from elmo_experiments.modules.attention import masked_softmax
 from elmo_experiments.modules.documents import document_tokens
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.feedforward import FeedForward
-from elmo_experiments.modules.spans import enumerate_spans, prune_spans
+from elmo_experiments.modules.spans import (
+    DISTANCE_BUCKETS,
+    distance_buckets,
+    enumerate_spans,
+    prune_spans,
+    span_representations,
+)
 
 GENRES = ("bc", "bn", "mz", "nw", "pt", "tc", "wb")  # OntoNotes' genres; others: unknown
-DISTANCE_BUCKETS = 10  # 0, 1, 2, 3, 4, 5-7, 8-15, 16-31, 32-63, 64+
-
-
-def distance_buckets(distances: torch.Tensor) -> torch.Tensor:
-    """Lee et al.'s buckets of a (non-negative, integer) distance: 0-4 alone, then powers of 2."""
-    logs = torch.floor(torch.log2(distances.clamp(min=1).float())).long() + 3
-    return torch.where(distances <= 4, distances, logs).clamp(max=DISTANCE_BUCKETS - 1)
 
 
 class CoreferenceResolver(torch.nn.Module):
@@ -90,24 +89,10 @@ class CoreferenceResolver(torch.nn.Module):
     def _span_embeddings(self, encoded: torch.Tensor, embedded: torch.Tensor,
                          spans: torch.Tensor) -> torch.Tensor:
         """encoded: (batch, T, e); embedded: (batch, T, d); spans: (batch, n, 2) ->
-        (batch, n, 2e + d + f)."""
-        starts, ends = spans[..., 0], spans[..., 1]  # (batch, n)
-        dim = encoded.shape[-1]
-        first = encoded.gather(1, starts[..., None].expand(-1, -1, dim))
-        last = encoded.gather(1, ends[..., None].expand(-1, -1, dim))
-        offsets = torch.arange(self.max_span_width, device=spans.device)
-        positions = starts[..., None] + offsets  # (batch, n, w)
-        inside = positions <= ends[..., None]
-        positions = torch.minimum(positions, ends[..., None])
-        logits = self.head_scorer(encoded).squeeze(-1)  # (batch, T)
-        head_logits = logits.gather(1, positions.flatten(1)).reshape(positions.shape)
-        weights = masked_softmax(head_logits, inside)  # (batch, n, w)
-        batch, n, width = positions.shape
-        words = embedded.gather(1, positions.reshape(batch, -1, 1).expand(
-            -1, -1, embedded.shape[-1])).reshape(batch, n, width, -1)  # (batch, n, w, d)
-        head = (weights[..., None] * words).sum(2)  # (batch, n, d)
-        width_feature = self.width_embedding(ends - starts)  # (batch, n, f)
-        return torch.cat([first, last, head, width_feature], dim=-1)
+        (batch, n, 2e + d + f): ``modules.spans.span_representations`` (the parameters stay
+        the model's own, under their names)."""
+        return span_representations(encoded, embedded, spans, self.head_scorer,
+                                    self.width_embedding)
 
     # -- antecedents -------------------------------------------------------------------------
     def _pair_features(self, spans: torch.Tensor, antecedents: torch.Tensor,

@@ -9,7 +9,7 @@ import json
 import click
 
 from elmo_experiments.config.registry import register
-from elmo_experiments.tasks.squad import metric, model, reader  # noqa: F401  (registered)
+from elmo_experiments.tasks.squad import metric, model, reader, serving  # noqa: F401  (registered)
 
 
 @click.command("squad")

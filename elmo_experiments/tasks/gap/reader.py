@@ -1,0 +1,177 @@
+"""GAP's TSV files (``gap_tsv``): a header line, then one example per line, tab-separated::
+
+    ID  Text  Pronoun  Pronoun-offset  A  A-offset  A-coref  B  B-offset  B-coref  URL
+
+Offsets count characters of ``Text`` (from 0) where the pronoun and the two names begin;
+``A-coref`` and ``B-coref`` are ``TRUE`` or ``FALSE`` (at most one TRUE). One instance per
+example::
+
+    {"text": [str],                          # Text, tokenised as the project tokenises raw text
+     "pronoun": (start, end),                # inclusive token spans of the pronoun, A and B
+     "a": (start, end), "b": (start, end),
+     "id": str,                              # the example's ID (the scorer's key)
+     "a_coref": bool | None,                 # gold (None: not given)
+     "b_coref": bool | None,
+     "gender": "M" | "F",                    # from the pronoun's form (he/him/his, she/her/hers)
+     "mentions": {"pronoun": str, "a": str, "b": str}}
+
+A mention's token span covers every token its characters touch. An offset that does not fall
+on the text, or where the text does not read the named string, is a one-line ``DataError``
+naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
+from elmo_experiments.data.fields import MetadataField, SpanField, TextField
+from elmo_experiments.data.files import LINE_LIMIT_DOC, iter_lines, resolve_data_path
+from elmo_experiments.data.read_report import ReadReport
+from elmo_experiments.data.token_indexers import TokenIndexer
+from elmo_experiments.data.tokenizers import tokenize_with_offsets
+from elmo_experiments.errors import DataError
+
+COLUMNS = ("ID", "Text", "Pronoun", "Pronoun-offset", "A", "A-offset", "A-coref", "B",
+           "B-offset", "B-coref", "URL")
+# the official scorer's pronoun forms (GAP has no reflexives): the gender of an example
+GENDERS = {"he": "M", "him": "M", "his": "M", "she": "F", "her": "F", "hers": "F"}
+MENTIONS = (("pronoun", "Pronoun"), ("a", "A"), ("b", "B"))
+
+Span = tuple[int, int]
+
+
+def parse_bool(value: str, field: str, where: str) -> bool:
+    """``TRUE``/``FALSE`` (any case), else a one-line ``DataError`` naming ``field``."""
+    if value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise DataError(f"{where}: {field} is {value!r}, not TRUE or FALSE")
+
+
+def gender_of(pronoun: str) -> str | None:
+    """``M`` or ``F`` from a pronoun's form, as the official scorer reads it; None otherwise."""
+    return GENDERS.get(pronoun.strip().lower())
+
+
+def token_span(tokens: list[tuple[str, int, int]], text: str, name: str, offset: Any,
+               field: str, where: str) -> Span:
+    """The inclusive token span of ``name`` at character ``offset`` of ``text``; a one-line
+    ``DataError`` naming ``field`` where the offset is off the text or the text there is not
+    ``name``."""
+    if isinstance(offset, str):
+        if not offset.strip().isdigit():
+            raise DataError(f"{where}: {field} {offset!r} is not a character offset")
+        offset = int(offset)
+    if not name:
+        raise DataError(f"{where}: the string at {field} is empty")
+    end = offset + len(name)
+    if offset < 0 or end > len(text):
+        raise DataError(f"{where}: {field} {offset}: {name!r} does not fall on the text "
+                        f"({len(text)} characters)")
+    if text[offset:end] != name:
+        raise DataError(f"{where}: {field} {offset}: the text there reads "
+                        f"{text[offset:end]!r}, not {name!r}")
+    touched = [i for i, (_, start, stop) in enumerate(tokens) if start < end and stop > offset]
+    if not touched:
+        raise DataError(f"{where}: {field} {offset}: {name!r} covers no token")
+    return touched[0], touched[-1]
+
+
+class GapReader:
+    """GAP's examples (see the module's docstring); ``max_tokens`` drops longer texts (0: none)
+    with a note in the read report."""
+
+    def __init__(self, token_indexers: dict[str, Spec], max_tokens: int = 0,
+                 max_line_length: int = 200_000) -> None:
+        self.token_indexers: dict[str, TokenIndexer] = {
+            key: spec.build() for key, spec in token_indexers.items()}
+        self.max_tokens = max_tokens
+        self.max_line_length = max_line_length
+        self.fields = {"text": TextField(self.token_indexers),
+                       "pronoun": SpanField("text"), "a": SpanField("text"),
+                       "b": SpanField("text"),
+                       **{name: MetadataField() for name in ("id", "a_coref", "b_coref",
+                                                             "gender", "mentions")}}
+        self.read_report = ReadReport("examples")
+
+    def read(self, path: str | Path) -> list[dict[str, Any]]:
+        resolved = resolve_data_path(path)
+        report = self.read_report = ReadReport("examples")
+        instances: list[dict[str, Any]] = []
+        seen: dict[str, int] = {}
+        header = False
+        for number, line in iter_lines(resolved, self.max_line_length,
+                                       "dataset_reader.max_line_length"):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            where = f"{resolved}:{number}"
+            cells = line.split("\t")
+            if not header:
+                if tuple(c.strip() for c in cells) != COLUMNS:
+                    raise DataError(f"{where}: the header must be the {len(COLUMNS)} columns "
+                                    f"{' '.join(COLUMNS)}, tab-separated")
+                header = True
+                continue
+            if len(cells) != len(COLUMNS):
+                raise DataError(f"{where}: {len(cells)} tab-separated columns, GAP has "
+                                f"{len(COLUMNS)} ({' '.join(COLUMNS)})")
+            row = dict(zip(COLUMNS, cells, strict=True))
+            if row["ID"] in seen:
+                raise DataError(f"{where}: ID {row['ID']!r} again (first on line "
+                                f"{seen[row['ID']]})")
+            seen[row["ID"]] = number
+            report.read += 1
+            instance = self.row_to_instance(row, where)
+            if self.max_tokens and len(instance["text"]) > self.max_tokens:
+                report.drop(f"longer than max_tokens={self.max_tokens}")
+                continue
+            instances.append(instance)
+        if not instances:
+            found = f" ({report.describe()})" if report.read else ""
+            raise DataError(f"{resolved}: no GAP examples found{found}")
+        return instances
+
+    def row_to_instance(self, row: dict[str, Any], where: str) -> dict[str, Any]:
+        """One example from its columns (gold ``A-coref``/``B-coref`` where given)."""
+        text = row["Text"]
+        tokens = tokenize_with_offsets(text)
+        instance: dict[str, Any] = {"text": [t for t, _, _ in tokens]}
+        for key, column in MENTIONS:
+            instance[key] = token_span(tokens, text, row[column], row[f"{column}-offset"],
+                                       f"{column}-offset", where)
+        gender = gender_of(row["Pronoun"])
+        if gender is None:
+            raise DataError(f"{where}: Pronoun {row['Pronoun']!r} is not one of "
+                            f"{', '.join(GENDERS)}")
+        labels = {}
+        for key, column in (("a_coref", "A-coref"), ("b_coref", "B-coref")):
+            value = row.get(column)
+            labels[key] = None if value is None else parse_bool(value, column, where)
+        if labels["a_coref"] and labels["b_coref"]:
+            raise DataError(f"{where}: A-coref and B-coref are both TRUE (one pronoun, at most "
+                            f"one of the names)")
+        return {**instance, "id": row["ID"], **labels, "gender": gender,
+                "mentions": {key: row[column] for key, column in MENTIONS}}
+
+    def text_to_instance(self, text: str, pronoun: str, pronoun_offset: int, a: str,
+                         a_offset: int, b: str, b_offset: int,
+                         example_id: str = "input") -> dict[str, Any]:
+        """An unlabelled example (``predict``, the server)."""
+        return self.row_to_instance(
+            {"ID": example_id, "Text": text, "Pronoun": pronoun,
+             "Pronoun-offset": pronoun_offset, "A": a, "A-offset": a_offset, "B": b,
+             "B-offset": b_offset}, example_id)
+
+
+register(
+    "dataset_reader",
+    "gap_tsv",
+    params=[
+        Param("token_indexers", component="token_indexer", mapping=True),
+        Param("max_tokens", int, 0, bounds=(0, float("inf")),
+              doc="drop texts longer than this many tokens (0: keep all)"),
+        Param("max_line_length", int, 200_000, bounds=AT_LEAST_ONE, doc=LINE_LIMIT_DOC),
+    ],
+)(GapReader)

@@ -1,0 +1,97 @@
+"""GAP's official figures (gap_scorer.py's counting) against a hand-computed example, the
+system format, and ``elmo-exp score gap``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from elmo_experiments import components  # noqa: F401  (fills the registry)
+from elmo_experiments.cli import cli
+from elmo_experiments.tasks.gap.metric import Counts, GapMetric, format_report, score_files
+from elmo_experiments.tasks.gap.reader import COLUMNS
+
+# gold: ID, pronoun, A-coref, B-coref
+GOLD = [("m1", "he", True, False), ("m2", "his", False, True), ("m3", "him", False, False),
+        ("f1", "she", True, False), ("f2", "her", False, True), ("f3", "hers", True, False)]
+# the system: m1 right; m2 says A (fp, fn); m3 says B (fp); f1 right; f2 says neither (fn);
+# f3 missing (two false negatives, as the official scorer counts a missing answer)
+SYSTEM = [("m1", True, False), ("m2", True, False), ("m3", False, True), ("f1", True, False),
+          ("f2", False, False), ("zz", True, False)]  # zz: not in gold, ignored
+
+# hand-computed: masculine decisions (gold, system): m1 (T,T)=tp (F,F)=tn; m2 (F,T)=fp
+# (T,F)=fn; m3 (F,F)=tn (F,T)=fp -> tp 1 fp 2 fn 1 tn 2: P 33.3, R 50.0, F1 40.0.
+# feminine: f1 tp, tn; f2 (F,F)=tn (T,F)=fn; f3 missing: fn fn -> tp 1 fp 0 fn 3 tn 2:
+# P 100, R 25, F1 40.0. Overall: tp 2 fp 2 fn 4 tn 4: P 50, R 33.3, F1 40.0. Bias 1.00.
+REPORT = """\
+Overall recall: 33.3 precision: 50.0 f1: 40.0
+\t\ttp 2\tfp 2
+\t\tfn 4\ttn 4
+Masculine recall: 50.0 precision: 33.3 f1: 40.0
+\t\ttp 1\tfp 2
+\t\tfn 1\ttn 2
+Feminine recall: 25.0 precision: 100.0 f1: 40.0
+\t\ttp 1\tfp 0
+\t\tfn 3\ttn 2
+Bias (F/M): 1.00
+"""
+
+
+def _tf(value: bool) -> str:
+    return "TRUE" if value else "FALSE"
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    gold = tmp_path / "gold.tsv"
+    text = "Ann met Bea and he or she or his or her or him or hers here."
+    gold.write_text("\t".join(COLUMNS) + "\n" + "".join(
+        f"{i}\t{text}\t{p}\t{text.index(' ' + p + ' ') + 1}\tAnn\t0\t{_tf(a)}\tBea\t4\t{_tf(b)}"
+        f"\thttps://example.org\n" for i, p, a, b in GOLD))
+    system = tmp_path / "system.tsv"
+    system.write_text("".join(f"{i}\t{_tf(a)}\t{_tf(b)}\n" for i, a, b in SYSTEM))
+    return gold, system
+
+
+def test_the_scorecard_is_the_hand_computed_one(files: tuple[Path, Path]) -> None:
+    pools = score_files(*files)
+    assert format_report(pools) == REPORT
+    assert pools["overall"].f1 == pytest.approx(40.0)
+    assert pools["masculine"].precision == pytest.approx(100 / 3)
+
+
+def test_elmo_exp_score_gap_prints_it(files: tuple[Path, Path]) -> None:
+    result = CliRunner().invoke(cli, ["score", "gap", *map(str, files)])
+    assert result.exit_code == 0, result.output
+    assert result.output == REPORT
+
+
+def test_the_bias_is_undefined_when_a_gender_scores_zero() -> None:
+    from elmo_experiments.tasks.gap.metric import bias, figures
+
+    pools = {"overall": Counts(tp=1), "masculine": Counts(tp=1), "feminine": Counts(fn=2)}
+    assert bias(pools) is None
+    assert format_report(pools).endswith("Bias (F/M): -\n")
+    assert figures(pools)["gap_bias"] == 0.0
+
+
+def test_the_dataset_metric_agrees_and_writes_the_system_format(
+        files: tuple[Path, Path], tmp_path: Path) -> None:
+    answers = {i: (a, b) for i, a, b in SYSTEM}
+    instances = [{"id": i, "a_coref": a, "b_coref": b, "gender": "M" if i[0] == "m" else "F"}
+                 for i, _, a, b in GOLD if i in answers]  # f3 has no prediction here
+    predictions = [{"a_coref": answers[x["id"]][0], "b_coref": answers[x["id"]][1]}
+                   for x in instances]
+    metric = GapMetric()
+    values = metric.compute(instances, predictions)
+    assert set(values) == set(metric.names)
+    # without f3's two missing answers: feminine tp 1 fp 0 fn 1 -> F1 66.7; bias 66.7 / 40
+    assert values["gap_feminine_f1"] == pytest.approx(200 / 3)
+    assert values["gap_masculine_f1"] == pytest.approx(40.0)
+    assert values["gap_bias"] == pytest.approx((200 / 3) / 40.0)
+    written = tmp_path / "written.tsv"
+    metric.write(instances, predictions, written)
+    assert written.read_text().splitlines()[:2] == ["m1\tTRUE\tFALSE", "m2\tTRUE\tFALSE"]
+    assert score_files(files[0], written)["masculine"] == score_files(*files)["masculine"]
