@@ -45,6 +45,7 @@ from elmo_experiments.data.files import write_error as _write_error
 from elmo_experiments.data.hdf5_output import HDF5Output
 from elmo_experiments.devices import resolve_device
 from elmo_experiments.errors import DataError, WriteError
+from elmo_experiments.faults import fault_point
 from elmo_experiments.progress import progress as progress_display
 
 LAYER_CHOICES = ("all", "top", "average")
@@ -236,6 +237,7 @@ def _run(corpus: Path, lengths: np.ndarray, options: EmbedOptions, runner: BilmR
                 sink.write(data)
                 sink.flush()
                 os.fsync(sink.fileno())
+                fault_point("embed:batch")  # the vectors written, the batch not yet recorded
                 progress.batches, progress.bytes = batch_number, progress.bytes + len(data)
                 progress.carried = runner.carried_state()
                 staging.commit(progress)
@@ -263,9 +265,9 @@ def _assemble(corpus: Path, lengths: np.ndarray, options: EmbedOptions, num_laye
         with HDF5Output(tmp) as out, open(staging.vectors, "rb") as source:
             out.file.attrs[SETTINGS_ATTRIBUTE] = json.dumps(settings, sort_keys=True)
             if options.layout == "ragged":
-                rows = int(offsets[-1]) if options.pool == "none" else len(lengths)
-                shape = list(options.shape(0, num_layers, dim))
-                shape.insert(token_axis, rows)
+                shape = list(options.shape(int(offsets[-1]), num_layers, dim))
+                if options.pool != "none":  # a row a sentence
+                    shape.insert(token_axis, len(lengths))
                 embeddings = out.file.create_dataset("embeddings", shape, dtype=options.dtype)
                 if options.pool == "none":
                     out.file.create_dataset("offsets", data=offsets)
