@@ -336,8 +336,9 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
     bilm = load_bilm(options_file, weight_file)
     num_layers, dim = bilm.num_layers, bilm.output_dim
     try:
-        done = staging.resume(settings) if recover and staging.exists() else staging.start(
-            settings)
+        # no progress.pt yet: killed before the first record, nothing to keep
+        done = (staging.resume(settings) if recover and staging.progress.exists()
+                else staging.start(settings))
         if done.batches < sum(1 for _ in schedule(lengths, options)):
             # no character cache: memory stays bounded, a recovery computes what a whole run would
             runner = BilmRunner(bilm, state, precision=precision)

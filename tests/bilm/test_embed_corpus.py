@@ -148,6 +148,18 @@ def test_recovery_refuses_other_settings_and_an_existing_output_needs_force(
         embed_file(text, output, str(tiny_bilm_dir), batch_size=2, progress=False, recover=True)
 
 
+def test_a_run_killed_before_its_first_record_recovers(tiny_bilm_dir: Path,
+                                                        tmp_path: Path) -> None:
+    text = write_text(tmp_path / "text.txt", 10)
+    output = tmp_path / "out.hdf5"
+    staging = Staging(output)
+    staging.folder.mkdir()
+    (staging.folder / "settings.json").write_text("{}", encoding="utf-8")
+    assert embed_file(text, output, str(tiny_bilm_dir), progress=False, recover=True) == 10
+    embed_file(text, tmp_path / "whole.hdf5", str(tiny_bilm_dir), progress=False)
+    assert output.read_bytes() == (tmp_path / "whole.hdf5").read_bytes()
+
+
 def test_schedule_sorts_windows_by_length_only_in_the_deterministic_modes() -> None:
     lengths = np.array([3, 9, 0, 5, 9, 1, 7])
     assert [list(b) for b in schedule(lengths, EmbedOptions(batch_size=3))] == [
