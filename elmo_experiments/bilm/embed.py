@@ -180,7 +180,7 @@ class Staging:
         """The progress of the interrupted run, if it was made with ``settings``."""
         try:
             saved = json.loads(self.settings.read_text(encoding="utf-8"))
-            state = torch.load(self.progress, weights_only=True)
+            state = torch.load(self.progress, map_location="cpu", weights_only=True)
         except (OSError, ValueError, RuntimeError) as error:
             raise DataError(f"{self.folder}: cannot read the interrupted embed ({error}); "
                             "--force starts over") from None
@@ -190,6 +190,8 @@ class Staging:
             raise DataError(f"{self.output}: the interrupted embed in {self.folder} was made "
                             f"with {'; '.join(differences)}; run it as it was or use --force")
         progress = Progress(**state)
+        if self.vectors.stat().st_size < progress.bytes:
+            raise DataError(f"{self.vectors}: shorter than its record says; --force starts over")
         with open(self.vectors, "r+b") as handle:  # drop what the last batch left unrecorded
             handle.truncate(progress.bytes)
         return progress
@@ -210,7 +212,8 @@ def _run(corpus: Path, lengths: np.ndarray, options: EmbedOptions, runner: BilmR
                                       strict=False)]
     done_tokens = int(sum(lengths[batch].sum() for batch in done))
     done_sentences = sum(len(batch) for batch in done)
-    runner.restore_carried_state(progress.carried)
+    runner.restore_carried_state(None if progress.carried is None else [
+        (h.to(target), c.to(target)) for h, c in progress.carried])
     batch_number = 0
     with open(staging.vectors, "ab") as sink, progress_display(
             total=int(lengths.sum()), initial=done_tokens, enabled=show, unit="token",
