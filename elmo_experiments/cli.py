@@ -260,14 +260,29 @@ def archive(run_dir: str, output: str | None, weights: str) -> None:
 @click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32",
               show_default=True, help="bf16: fast on CPUs with bf16 matrix units (AMX, "
               "AVX-512 BF16); elsewhere fp32 runs (ELMO_FORCE_BF16=1: bf16 anyway)")
+@click.option("--pool", type=click.Choice(["none", "mean", "max", "first"]), default="none",
+              show_default=True, help="sentence vectors: the tokens' mean, max or first")
+@click.option("--dtype", type=click.Choice(["float32", "float16"]), default="float32",
+              show_default=True)
+@click.option("--layout", type=click.Choice(["sentences", "ragged"]), default="sentences",
+              show_default=True, help="sentences: a dataset a line (AllenNLP's); ragged: one "
+              "dataset `embeddings` with `offsets`")
+@click.option("--tokenize", is_flag=True, help="raw text, tokenised as the pretraining corpora")
+@click.option("--sort/--no-sort", default=True, show_default=True,
+              help="batches sorted by length (stateless and warm; the output keeps its order)")
+@click.option("--recover", is_flag=True, help="finish an interrupted run of the same command")
+@click.option("--force", is_flag=True, help="replace OUTPUT, or an interrupted run's work")
 @DEVICE_OPTION
 def embed(input_file: str, output_file: str, weights: str, layers: str, batch_size: int,
-          state: str, precision: str, device: str) -> None:
-    """Write biLM layers for INPUT (one whitespace-tokenised sentence per line) to OUTPUT.hdf5."""
+          state: str, precision: str, pool: str, dtype: str, layout: str, tokenize: bool,
+          sort: bool, recover: bool, force: bool, device: str) -> None:
+    """Write biLM layers for INPUT (a sentence a line, split at whitespace unless --tokenize)
+    to OUTPUT.hdf5; docs/embedding.md."""
     from elmo_experiments.bilm.embed import embed_file
 
     count = embed_file(input_file, output_file, weights, layers, batch_size, state,
-                       precision=precision, device=device)
+                       precision=precision, device=device, pool=pool, dtype=dtype,
+                       layout=layout, tokenize=tokenize, sort=sort, recover=recover, force=force)
     click.echo(f"{output_file}: {count} sentences", err=True)
 
 

@@ -52,3 +52,13 @@ def test_gpu_check_dry_run_takes_every_path_on_the_cpu(tmp_path: Path) -> None:
     assert "tokens/s" in (tmp_path / "bench_bilm.txt").read_text()
     assert "  bf16: " in (tmp_path / "bench_pretrain.txt").read_text()
     assert "# device: cpu" in (tmp_path / "header.txt").read_text()
+
+
+def test_bench_embed_runs_the_command_on_a_synthetic_text(tiny_bilm_dir: Path) -> None:
+    result = subprocess.run([sys.executable, "benchmarks/bench_embed.py", "--weights",
+                             str(tiny_bilm_dir), "--sentences", "300", "--repeats", "1"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    for line in ("biLM forward, 64 x 20 tokens, no caches:", "elmo-exp embed 300 sentences",
+                 "of the forward's", "peak RSS"):
+        assert line in result.stdout

@@ -60,6 +60,14 @@ class BilmRunner(torch.nn.Module):
         self._carried = None
         self._warm = None
 
+    def carried_state(self) -> States | None:
+        """The state a stateful run carries into its next batch (None: zeros), to save."""
+        return self._carried
+
+    def restore_carried_state(self, carried: States | None) -> None:
+        """Continue a stateful run from a ``carried_state()`` saved earlier."""
+        self._carried = carried
+
     def state_key(self) -> str:
         """Identifies the initial-state rule in cache keys."""
         if self.mode == "warm":

@@ -1,0 +1,270 @@
+"""``elmo-exp embed`` at corpus scale: recovery after a kill, sorted batches, pooling, float16,
+the ragged layout, raw-text tokenisation, the umask, and the refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from elmo_experiments.bilm import embed as embed_module
+from elmo_experiments.bilm.embed import EmbedOptions, Staging, embed_file, schedule
+from elmo_experiments.errors import DataError
+
+ROOT = Path(__file__).resolve().parents[2]
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "looked", "at", "dog", "house", "river",
+         "quickly", "slowly", ",", "."]
+
+
+def write_text(path: Path, lines: int, seed: int = 0) -> Path:
+    """Sentences of 0 to 30 words, in no order of length."""
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as handle:
+        for _ in range(lines):
+            count = rng.choice([0, 1, 3, 5, 8, 12, 20, 30])
+            handle.write(" ".join(rng.choice(WORDS) for _ in range(count)) + "\n")
+    return path
+
+
+def command(text: Path, output: Path, weights: Path, *options: str) -> list[str]:
+    return [sys.executable, "-m", "elmo_experiments", "embed", str(text), str(output),
+            "--weights", str(weights), *options]
+
+
+def run(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+
+
+def contents(path: Path) -> dict[str, np.ndarray]:
+    with h5py.File(path, "r") as handle:
+        return {name: handle[name][...] for name in handle}
+
+
+def batches_done(staging: Staging) -> int:
+    try:
+        return int(torch.load(staging.progress, weights_only=True)["batches"])
+    except (OSError, RuntimeError, EOFError):  # not written yet
+        return 0
+
+
+@pytest.mark.parametrize("options, kill", [
+    (("--batch-size", "4", "--dtype", "float16", "--pool", "mean"), signal.SIGKILL),
+    (("--batch-size", "4", "--state", "stateful", "--layout", "ragged"), signal.SIGTERM),
+], ids=["stateless-float16-mean-SIGKILL", "stateful-ragged-SIGTERM"])
+def test_a_killed_embed_recovers_to_the_uninterrupted_file_bit_for_bit(
+        tiny_bilm_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        options: tuple[str, ...], kill: signal.Signals) -> None:
+    text = write_text(tmp_path / "text.txt", 1000)
+    whole, recovered = tmp_path / "whole.hdf5", tmp_path / "recovered.hdf5"
+    result = run(command(text, whole, tiny_bilm_dir, *options))
+    assert result.returncode == 0, result.stderr[-3000:]
+    staging = Staging(recovered)
+    process = subprocess.Popen(command(text, recovered, tiny_bilm_dir, "--recover", *options),
+                               cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while batches_done(staging) < 20 and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    process.send_signal(kill)
+    process.wait()
+    done = batches_done(staging)
+    assert process.returncode == -kill and done >= 20 and not recovered.exists()
+    lengths = np.array([len(line.split()) for line in text.read_text("utf-8").splitlines()])
+    total = len(lengths)
+    parsed = EmbedOptions(batch_size=4, state="stateful" if "stateful" in options else
+                          "stateless")
+    remaining = sum(len(batch) for batch in list(schedule(lengths, parsed))[done:])
+    assert 0 < remaining < total
+    # the recovery, in this process, counting the sentences it embeds
+    embedded = []
+    original = embed_module.BilmRunner.forward
+
+    def counting(self, char_ids):  # type: ignore[no-untyped-def]
+        embedded.append(char_ids.shape[0])
+        return original(self, char_ids)
+
+    monkeypatch.setattr(embed_module.BilmRunner, "forward", counting)
+    pool = options[options.index("--pool") + 1] if "--pool" in options else "none"
+    assert embed_file(text, recovered, str(tiny_bilm_dir), batch_size=4, state=parsed.state,
+                      progress=False, pool=pool,
+                      dtype="float16" if "float16" in options else "float32",
+                      layout="ragged" if "ragged" in options else "sentences",
+                      recover=True) == total
+    assert sum(embedded) == remaining  # nothing recomputed
+    assert recovered.read_bytes() == whole.read_bytes()
+    assert not staging.exists()
+
+
+def test_a_kill_between_the_vectors_and_the_record_recomputes_that_batch_once(
+        tiny_bilm_dir: Path, tmp_path: Path) -> None:
+    text = write_text(tmp_path / "text.txt", 40)
+    whole, recovered = tmp_path / "whole.hdf5", tmp_path / "recovered.hdf5"
+    assert run(command(text, whole, tiny_bilm_dir, "--batch-size", "8")).returncode == 0
+    killed = run(command(text, recovered, tiny_bilm_dir, "--batch-size", "8"),
+                 ELMO_FAULT_AT="embed:batch")
+    assert killed.returncode == -signal.SIGKILL
+    staging = Staging(recovered)
+    assert staging.vectors.stat().st_size > 0 and batches_done(staging) == 0
+    again = run(command(text, recovered, tiny_bilm_dir, "--batch-size", "8"))
+    assert again.returncode == 1 and again.stderr.strip().splitlines() == [
+        f"error: {recovered}: an interrupted embed left {staging.folder}; --recover finishes "
+        "it, --force starts over"]
+    finished = run(command(text, recovered, tiny_bilm_dir, "--batch-size", "8", "--recover"))
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert recovered.read_bytes() == whole.read_bytes()
+
+
+def test_recovery_refuses_other_settings_and_an_existing_output_needs_force(
+        tiny_bilm_dir: Path, tmp_path: Path) -> None:
+    text = write_text(tmp_path / "text.txt", 10)
+    output, other = tmp_path / "out.hdf5", tmp_path / "other.hdf5"
+    embed_file(text, other, str(tiny_bilm_dir), batch_size=8, progress=False)
+    with h5py.File(other, "r") as handle:  # an interrupted run with other settings
+        Staging(output).start(json.loads(handle.attrs["embed_settings"]))
+    with pytest.raises(DataError, match=r"made with batch_size 8, not 4; run it as it was"):
+        embed_file(text, output, str(tiny_bilm_dir), batch_size=4, progress=False, recover=True)
+    assert embed_file(text, output, str(tiny_bilm_dir), batch_size=4, progress=False,
+                      force=True) == 10
+    assert not Staging(output).exists()
+    result = run(command(text, output, tiny_bilm_dir, "--batch-size", "4"))
+    assert result.returncode == 1 and result.stderr.strip().splitlines() == [
+        f"error: {output} exists; --force replaces it"]
+    before = output.read_bytes()  # a finished output: --recover has nothing to do
+    assert embed_file(text, output, str(tiny_bilm_dir), batch_size=4, progress=False,
+                      recover=True) == 10
+    assert output.read_bytes() == before
+    with pytest.raises(DataError, match="exists and was not made by this embed"):
+        embed_file(text, output, str(tiny_bilm_dir), batch_size=2, progress=False, recover=True)
+
+
+def test_a_run_killed_before_its_first_record_recovers(tiny_bilm_dir: Path,
+                                                        tmp_path: Path) -> None:
+    text = write_text(tmp_path / "text.txt", 10)
+    output = tmp_path / "out.hdf5"
+    staging = Staging(output)
+    staging.folder.mkdir()
+    (staging.folder / "settings.json").write_text("{}", encoding="utf-8")
+    assert embed_file(text, output, str(tiny_bilm_dir), progress=False, recover=True) == 10
+    embed_file(text, tmp_path / "whole.hdf5", str(tiny_bilm_dir), progress=False)
+    assert output.read_bytes() == (tmp_path / "whole.hdf5").read_bytes()
+
+
+def test_schedule_sorts_windows_by_length_only_in_the_deterministic_modes() -> None:
+    lengths = np.array([3, 9, 0, 5, 9, 1, 7])
+    assert [list(b) for b in schedule(lengths, EmbedOptions(batch_size=3))] == [
+        [1, 4, 6], [3, 0, 5], [2]]
+    assert [list(b) for b in schedule(lengths, EmbedOptions(batch_size=3, state="stateful"))
+            ] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert [list(b) for b in schedule(lengths, EmbedOptions(batch_size=3, sort=False))] == [
+        [0, 1, 2], [3, 4, 5], [6]]
+
+
+@pytest.fixture(scope="module")
+def outputs(tiny_bilm_dir: Path, tmp_path_factory: pytest.TempPathFactory
+            ) -> dict[str, dict[str, np.ndarray]]:
+    """One text embedded in several ways, keyed by a name."""
+    folder = tmp_path_factory.mktemp("embed_corpus")
+    text = write_text(folder / "text.txt", 300, seed=1)
+    ways = {"sorted": {}, "unsorted": {"sort": False}, "top": {"layers": "top"},
+            "float16": {"dtype": "float16"}, "ragged": {"layout": "ragged"},
+            "ragged-top": {"layout": "ragged", "layers": "top"},
+            **{f"pool-{pool}": {"pool": pool} for pool in ("mean", "max", "first")},
+            **{f"pool-{pool}-float16": {"pool": pool, "dtype": "float16"}
+               for pool in ("mean", "max", "first")},
+            "ragged-mean": {"layout": "ragged", "pool": "mean"}}
+    result = {}
+    for name, options in ways.items():
+        embed_file(text, folder / f"{name}.hdf5", str(tiny_bilm_dir), batch_size=16,
+                   progress=False, **options)
+        result[name] = contents(folder / f"{name}.hdf5")
+    return result
+
+
+def sentences(output: dict[str, np.ndarray]) -> list[np.ndarray]:
+    return [output[str(i)] for i in range(len(output) - 1)]
+
+
+def test_sorted_batches_give_the_unsorted_vectors_in_input_order(outputs) -> None:
+    sorted_, unsorted = outputs["sorted"], outputs["unsorted"]
+    assert set(sorted_) == set(unsorted)
+    assert sorted_["sentence_to_index"] == unsorted["sentence_to_index"]
+    for a, b in zip(sentences(sorted_), sentences(unsorted), strict=True):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("pool", ["mean", "max", "first"])
+def test_pooling_matches_numpy_on_the_token_vectors(outputs, pool: str) -> None:
+    reduce = {"mean": lambda x: x.mean(axis=-2), "max": lambda x: x.max(axis=-2),
+              "first": lambda x: x[..., 0, :]}[pool]
+    pooled = sentences(outputs[f"pool-{pool}"])
+    for tokens, vector in zip(sentences(outputs["sorted"]), pooled, strict=True):
+        expected = reduce(tokens) if tokens.shape[1] else np.zeros((3, 8), np.float32)
+        np.testing.assert_allclose(vector, expected, rtol=1e-6, atol=1e-6)
+    assert any(s.shape[1] == 0 for s in sentences(outputs["sorted"]))  # blank lines pooled
+
+
+@pytest.mark.parametrize("name", ["sorted", "pool-mean", "pool-max", "pool-first"])
+def test_float16_is_the_float32_output_cast(outputs, name: str) -> None:
+    half = sentences(outputs["float16" if name == "sorted" else f"{name}-float16"])
+    for full, got in zip(sentences(outputs[name]), half, strict=True):
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got, full.astype(np.float16))
+
+
+def test_the_ragged_layout_holds_the_per_sentence_layout(outputs) -> None:
+    for ragged, per_sentence, axis in (("ragged", "sorted", 1), ("ragged-top", "top", 0)):
+        embeddings, offsets = outputs[ragged]["embeddings"], outputs[ragged]["offsets"]
+        parts = sentences(outputs[per_sentence])
+        assert set(outputs[ragged]) == {"embeddings", "offsets"} and len(offsets) == 301
+        for i, part in enumerate(parts):
+            np.testing.assert_array_equal(
+                np.take(embeddings, range(offsets[i], offsets[i + 1]), axis=axis), part)
+    pooled = outputs["ragged-mean"]["embeddings"]
+    assert set(outputs["ragged-mean"]) == {"embeddings"} and pooled.shape == (3, 300, 8)
+    for i, vector in enumerate(sentences(outputs["pool-mean"])):
+        np.testing.assert_array_equal(pooled[:, i], vector)
+
+
+def test_tokenize_splits_raw_text_as_pretraining_does(tiny_bilm_dir: Path,
+                                                      tmp_path: Path) -> None:
+    raw = tmp_path / "raw.txt"
+    raw.write_text("Hello, world! It's 5pm.\n", encoding="utf-8")
+    split = tmp_path / "split.txt"
+    from elmo_experiments.data.tokenizers import tokenize
+
+    tokens = tokenize("Hello, world! It's 5pm.")
+    assert len(tokens) > 4
+    split.write_text(" ".join(tokens) + "\n", encoding="utf-8")
+    embed_file(raw, tmp_path / "raw.hdf5", str(tiny_bilm_dir), progress=False, tokenize=True)
+    embed_file(split, tmp_path / "split.hdf5", str(tiny_bilm_dir), progress=False)
+    got, expected = contents(tmp_path / "raw.hdf5"), contents(tmp_path / "split.hdf5")
+    assert got["0"].shape == (3, len(tokens), 8)
+    np.testing.assert_array_equal(got["0"], expected["0"])
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640)])
+def test_the_output_gets_the_umask(tiny_bilm_dir: Path, tmp_path: Path, umask: int,
+                                   mode: int) -> None:
+    text = write_text(tmp_path / "text.txt", 5)
+    previous = os.umask(umask)
+    try:
+        embed_file(text, tmp_path / "out.hdf5", str(tiny_bilm_dir), progress=False,
+                   layout="ragged", dtype="float16")
+    finally:
+        os.umask(previous)
+    assert (tmp_path / "out.hdf5").stat().st_mode & 0o777 == mode
+    with h5py.File(tmp_path / "out.hdf5", "r") as handle:
+        settings = json.loads(handle.attrs["embed_settings"])
+    assert settings["layout"] == "ragged" and settings["sentences"] == 5
