@@ -27,6 +27,16 @@ from elmo_experiments.serve.task_serving import tokens as _tokens
 __all__ = ["Embedder", "Limits", "RequestError", "ServedModel", "model_names", "request_items"]
 
 
+def _listed(body: dict[str, Any], key: str, limits: Limits) -> list[Any]:
+    """``body[key]``, checked to be a list of at most ``limits.max_items`` items."""
+    items = body[key]
+    if not isinstance(items, list):
+        raise RequestError(key, f"must be a list, got {type(items).__name__}")
+    if len(items) > limits.max_items:
+        raise RequestError(key, f"{len(items)} items, over the limit of {limits.max_items}", 413)
+    return items
+
+
 def request_items(body: Any, limits: Limits) -> tuple[list[dict[str, Any]], str]:
     """The inputs of a request body: ``{"text": ...}``, ``{"texts": [...]}``,
     ``{"instances": [{...}]}`` or one instance's fields; and the prefix its errors name."""
@@ -37,12 +47,7 @@ def request_items(body: Any, limits: Limits) -> tuple[list[dict[str, Any]], str]
         raise RequestError(given[1], f"give one of text, texts, instances (got {given})")
     if given == ["texts"] or given == ["instances"]:
         key = given[0]
-        items = body[key]
-        if not isinstance(items, list):
-            raise RequestError(key, f"must be a list, got {type(items).__name__}")
-        if len(items) > limits.max_items:
-            raise RequestError(key, f"{len(items)} items, over the limit of {limits.max_items}",
-                               413)
+        items = _listed(body, key, limits)
         if key == "texts":
             return [{"text": _text(t, f"texts[{i}]", limits)} for i, t in enumerate(items)], key
         for i, item in enumerate(items):
@@ -195,12 +200,7 @@ class Embedder:
             raise RequestError("tokens", "give tokens (a list of token lists) or texts "
                                          "(a list of strings), one of them")
         key = "tokens" if "tokens" in body else "texts"
-        items = body[key]
-        if not isinstance(items, list):
-            raise RequestError(key, f"must be a list, got {type(items).__name__}")
-        if len(items) > limits.max_items:
-            raise RequestError(key, f"{len(items)} items, over the limit of {limits.max_items}",
-                               413)
+        items = _listed(body, key, limits)
         if key == "tokens":
             sentences = [_tokens(t, f"tokens[{i}]", limits) for i, t in enumerate(items)]
         else:
