@@ -3,12 +3,14 @@
 The corpus is read exactly as the run would read it (``load_or_prepare``: into a temporary
 folder, or into ``corpus.prepared_dir`` when the config names one, which the run then reuses),
 the softmax vocabulary built with the run's caps (``SoftmaxVocabulary.from_corpus``), and a
-few real optimizer steps and evaluation batches are timed on a throwaway model on the run's
-device; nothing is saved and the run directory is never touched. The estimate of an epoch is
-its steps times the measured seconds per step plus the validation batches times the seconds per
-evaluation batch (what a run's ``epoch_durations_s`` counts). ``check_settings`` also guards
-real runs: a softmax that cannot fit in memory, or a token cap per batch below the corpus's
-longest sentence, is a one-line error before anything is built.
+few real optimizer steps and evaluation batches, spread over the epoch, are timed on a throwaway
+model on the run's device; nothing is saved and the run directory is never touched. Batches
+differ in size, so the time per batch is the timed batches' seconds per padded token times the
+epoch's mean padded tokens per batch. The estimate of an epoch is its steps times that time per
+step plus the validation batches times the time per evaluation batch (what a run's
+``epoch_durations_s`` counts). ``feasibility.check_settings`` (which real runs call too) makes
+a softmax that cannot fit in memory, or a token cap per batch below the corpus's longest
+sentence, a one-line error before anything is built.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import resource
 import tempfile
 import time
 from collections.abc import Iterator
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -89,21 +90,54 @@ def corpus_figures(corpus: PreparedCorpus, vocab: SoftmaxVocabulary, cap: int
             "longest_sentence": int(lengths.max()) if len(lengths) else 0}
 
 
-class _Some:
-    """The first ``count`` batches after ``skip`` of a loader's epoch 0, as a ``Loader``."""
+EVAL_BATCHES = 5  # held-out batches timed, spread over the split
 
-    def __init__(self, loader: LmLoader, skip: int, count: int) -> None:
-        self.loader, self.skip = loader, skip
-        self.count = max(0, min(count, loader.num_batches(0) - skip))
+
+class _Some:
+    """Some of a loader's epoch-0 batches, by index, as a ``Loader``."""
+
+    def __init__(self, loader: LmLoader, indices: list[int]) -> None:
+        self.loader, self.indices = loader, indices
 
     def num_batches(self, epoch: int) -> int:
-        return self.count
+        return len(self.indices)
 
     def __len__(self) -> int:
-        return self.count
+        return len(self.indices)
 
     def batches(self, epoch: int) -> Iterator[Batch]:
-        yield from islice(self.loader.batches(0), self.skip, self.skip + self.count)
+        groups = self.loader.groups(0)
+        for index in self.indices:
+            yield self.loader.collate(groups[index])
+
+    def padded_tokens(self) -> int:
+        """Rows times the longest sentence, summed over these batches: what a step costs."""
+        return padded_tokens(self.loader, self.indices)
+
+
+def padded_tokens(loader: LmLoader, indices: list[int] | None = None) -> int:
+    """The padded size (rows x longest sentence) of a loader's epoch-0 batches, summed."""
+    groups = loader.groups(0)
+    lengths = loader.spans[:, 1] - loader.spans[:, 0]
+    chosen = range(len(groups)) if indices is None else indices
+    return int(sum(len(groups[i]) * int(lengths[groups[i]].max()) for i in chosen))
+
+
+def spread(total: int, count: int, skip: int = 0) -> list[int]:
+    """``count`` batch indices spread evenly over ``skip..total-1`` (batches differ in size:
+    the first few of an epoch, or the shortest held-out ones, are not typical)."""
+    count = max(0, min(count, total - skip))
+    return sorted({skip + (i * (total - skip)) // count for i in range(count)}) if count else []
+
+
+def typical_seconds(elapsed: float, timed: _Some) -> float:
+    """Seconds a batch of the epoch takes on average: the timed batches' seconds per padded
+    token times the epoch's mean padded tokens per batch (a step's cost grows with its size)."""
+    total = timed.loader.num_batches(0)
+    if not timed.indices or not total:
+        return 0.0
+    per_token = elapsed / max(timed.padded_tokens(), 1)
+    return per_token * padded_tokens(timed.loader) / total
 
 
 def _synchronise(device: torch.device) -> None:
@@ -130,20 +164,20 @@ def time_steps(values: dict[str, Any], loader: LmLoader, heldout: LmLoader,
     device = next(model.parameters()).device
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    trainer = Trainer(model, setup.optimizer, setup.scheduler, _Some(loader, 0, 1), None,
+    trainer = Trainer(model, setup.optimizer, setup.scheduler, _Some(loader, [0]), None,
                       {**values["trainer"], "progress_bar": False}, scratch, callbacks=[])
     trainer.train_epoch(0)  # warm-up: allocations, the first optimizer state
-    trainer.train_loader = timed = _Some(loader, 1, steps)
+    trainer.train_loader = timed = _Some(loader, spread(loader.num_batches(0), steps, skip=1))
     _synchronise(device)
     start = time.perf_counter()
     trainer.train_epoch(0)
     _synchronise(device)
-    step_s = (time.perf_counter() - start) / max(len(timed), 1)
-    some = _Some(heldout, 0, 3)
+    step_s = typical_seconds(time.perf_counter() - start, timed)
+    some = _Some(heldout, spread(len(heldout), EVAL_BATCHES))
     start = time.perf_counter()
     evaluate(model, some, amp=values["trainer"].get("amp"))
     _synchronise(device)
-    eval_s = (time.perf_counter() - start) / max(len(some), 1)
+    eval_s = typical_seconds(time.perf_counter() - start, some)
     peak = (torch.cuda.max_memory_allocated(device) if device.type == "cuda"
             else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     return {"device": device_name(device), "timed_steps": len(timed),

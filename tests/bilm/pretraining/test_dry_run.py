@@ -77,3 +77,32 @@ def test_a_batch_cap_below_the_longest_sentence_is_one_line(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match=r"data_loader\.max_tokens"):
         pretrain(TINY_DE, tmp_path / "run", overrides=["data_loader.max_tokens=10"])
     assert not (tmp_path / "run" / "config.json").exists()
+
+
+def test_timed_batches_are_spread_and_scaled_by_their_padded_size() -> None:
+    """Hand-computed: batches of 2x3, 1x5 and 3x2 padded tokens (6, 5, 6); timing the 5-token
+    batch alone at 1 s gives 0.2 s a padded token, so a typical batch of 17/3 takes 17/15 s."""
+    import numpy as np
+
+    from elmo_experiments.bilm.pretraining.dry_run import (
+        _Some,
+        padded_tokens,
+        spread,
+        typical_seconds,
+    )
+
+    assert spread(10, 3, skip=1) == [1, 4, 7] and spread(3, 10) == [0, 1, 2]
+    assert spread(1, 5, skip=1) == []
+
+    class Loader:  # the two things the timing reads of an LmLoader
+        spans = np.array([[0, 3], [4, 6], [7, 12], [13, 15], [16, 17], [18, 20]])
+
+        def groups(self, epoch: int) -> list[list[int]]:
+            return [[0, 1], [2], [3, 4, 5]]
+
+        def num_batches(self, epoch: int) -> int:
+            return 3
+
+    loader = Loader()
+    assert padded_tokens(loader) == 6 + 5 + 6 and padded_tokens(loader, [1]) == 5
+    assert typical_seconds(1.0, _Some(loader, [1])) == pytest.approx(17 / 15)
