@@ -96,6 +96,7 @@ DIRECT_WRITERS = {
     "training/callbacks.py",  # log.jsonl: an append-only log
     "analysis/static_vectors.py",  # the tokenised corpus, in a temporary folder
     "data/hdf5_output.py",  # opens an atomic_write temporary through its guard
+    "bilm/embed.py",  # the staging vectors of a resumable embed: appended, fsynced per batch
 }
 
 
