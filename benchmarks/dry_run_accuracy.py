@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from elmo_experiments.bilm.pretraining.dry_run import cpu_name, dry_run
 from elmo_experiments.bilm.pretraining.run import pretrain
 from elmo_experiments.data.files import atomic_write_text
+from elmo_experiments.version import code_version
 
 
 def measure(config: str, overrides: list[str], steps: int) -> dict[str, Any]:
@@ -44,7 +45,7 @@ def measure(config: str, overrides: list[str], steps: int) -> dict[str, Any]:
         wall = time.perf_counter() - start
         load.append(os.getloadavg()[0])
     real = metrics["epoch_durations_s"][0]
-    return {"config": config, "overrides": overrides, "cpu": cpu_name(),
+    return {"config": config, "overrides": overrides, "cpu": cpu_name(), "code": code_version(),
             "device": estimate["device"], "load_average_1min": load,
             "estimate": {k: v for k, v in estimate.items() if k != "config"},
             "real_first_epoch_s": real, "real_run_wall_s": wall,
