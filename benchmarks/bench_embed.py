@@ -35,6 +35,7 @@ from elmo_experiments.bilm.embed import Staging
 from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
+from elmo_experiments.precision import cpu_name
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,9 +115,7 @@ def main() -> None:
     parser.add_argument("--interrupt", type=float, help="kill the command at this fraction")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    info = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
-    cpu = next((line.split(":", 1)[1].strip() for line in info
-                if line.startswith("model name")), "unknown CPU")
+    cpu = cpu_name()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"CPU: {cpu}, {os.cpu_count()} cores, load average {load:.1f} at the start; "
           f"{args.threads} thread(s); biLM {args.weights}")

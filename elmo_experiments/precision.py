@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import platform
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +35,17 @@ def cpu_flags() -> frozenset[str] | None:
         return flags_of(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return None
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else what ``platform`` says (timings name it)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def flags_of(cpuinfo: str) -> frozenset[str] | None:

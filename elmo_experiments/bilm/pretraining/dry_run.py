@@ -16,7 +16,6 @@ sentence, a one-line error before anything is built.
 from __future__ import annotations
 
 import os
-import platform
 import resource
 import tempfile
 import time
@@ -41,17 +40,7 @@ from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.devices import trainer_device
-
-
-def cpu_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), else what ``platform`` says."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+from elmo_experiments.precision import cpu_name
 
 
 def device_name(device: torch.device) -> str:
