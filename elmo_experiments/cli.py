@@ -127,7 +127,7 @@ def export_bilm(run_dir: str, output_dir: str, weights: str, float16: bool) -> N
 @click.argument("bilm")
 @click.argument("text", type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(["raw", "tokenized", "conll2012", "conll",
-                                                    "brown", "experiment"]),
+                                                    "conllu", "brown", "experiment"]),
               default="raw", show_default=True, help="how to read TEXT (as in pretraining)")
 @click.option("--split", default=None,
               help="the split to score: of a prepared corpus folder (default heldout), or with "

@@ -12,12 +12,12 @@ import zipfile
 from pathlib import Path
 
 from elmo_experiments.data.files import resolve_data_path
-from elmo_experiments.data.readers.column_tagging import iter_rows
+from elmo_experiments.data.readers.conllu import FORM, UPOS, XPOS, iter_conllu
 from elmo_experiments.errors import DataError
 
 Tagged = list[tuple[list[str], list[str]]]  # sentences: (tokens, tags)
 
-TAGSETS = {"upos": 3, "xpos": 4}  # CoNLL-U column of each tag set
+TAGSETS = {"upos": UPOS, "xpos": XPOS}  # CoNLL-U column of each tag set
 UD_EWT = "pos/ud_english_ewt/en_ewt-ud-{split}.conllu"
 PTB_SAMPLE = "pos/ptb_sample/treebank.zip"
 PTB_SPLITS = {"train": (1, 159), "dev": (160, 179), "test": (180, 199)}  # wsj file numbers
@@ -32,17 +32,8 @@ def read_conllu(path: str | Path, tagset: str = "xpos") -> Tagged:
     if tagset not in TAGSETS:
         raise DataError(f"tag set {tagset!r} is not one of {sorted(TAGSETS)}")
     column = TAGSETS[tagset]
-    resolved = resolve_data_path(path)
-    sentences: Tagged = []
-    for rows in iter_rows(resolved, "\t", "#", None, 0, True):
-        tokens, tags = [], []
-        for number, fields in rows:
-            if len(fields) <= column:
-                raise DataError(f"{resolved}:{number}: {len(fields)} columns, not CoNLL-U's 10")
-            tokens.append(fields[1])
-            tags.append(fields[column])
-        sentences.append((tokens, tags))
-    return sentences
+    return [([fields[FORM] for fields in rows], [fields[column] for fields in rows])
+            for rows in iter_conllu(resolve_data_path(path))]
 
 
 def parse_mrg(text: str) -> Tagged:

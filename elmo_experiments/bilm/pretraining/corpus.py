@@ -44,7 +44,7 @@ from elmo_experiments.faults import fault_point
 
 logger = logging.getLogger("elmo_experiments")
 
-FORMATS = ("tokenized", "raw", "brown", "conll", "conll2012", "experiment")
+FORMATS = ("tokenized", "raw", "brown", "conll", "conllu", "conll2012", "experiment")
 SOURCE_PARAMS = (
     Param("path", str, doc="file, folder or glob; for format experiment, a task config"),
     Param("format", str, "tokenized", choices=FORMATS),
@@ -127,6 +127,13 @@ def _conll(path: Path) -> Iterator[list[str]]:
         yield [fields[0] for fields in rows]
 
 
+def _conllu(path: Path) -> Iterator[list[str]]:
+    from elmo_experiments.data.readers.conllu import FORM, iter_conllu
+
+    for rows in iter_conllu(path):
+        yield [fields[FORM] for fields in rows]
+
+
 def _conll2012(path: Path) -> Iterator[list[str]]:
     from elmo_experiments.data.readers.conll2012_text import iter_documents
 
@@ -135,7 +142,7 @@ def _conll2012(path: Path) -> Iterator[list[str]]:
 
 
 READERS = {"tokenized": _tokenized, "raw": _raw, "brown": _brown, "conll": _conll,
-           "conll2012": _conll2012}
+           "conllu": _conllu, "conll2012": _conll2012}
 
 
 def read_source(source: dict[str, Any], report: dict[str, Any] | None = None

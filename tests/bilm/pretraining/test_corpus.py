@@ -103,6 +103,28 @@ def test_brown_rejects_a_file_that_is_not_a_zip(tmp_path: Path) -> None:
     assert "\n" not in str(error.value)
 
 
+CONLLU = ("# sent_id = 1\n# text = Don't go.\n"
+          "1-2\tDon't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+          "1\tDo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_\n"
+          "2\tn't\tnot\tPART\tRB\t_\t3\tadvmod\t_\t_\n"
+          "3\tgo\tgo\tVERB\tVB\t_\t0\troot\t_\t_\n"
+          "3.1\tgone\t_\t_\t_\t_\t_\t_\t_\t_\n"
+          "4\t.\t.\tPUNCT\t.\t_\t3\tpunct\t_\t_\n\n"
+          "1\tYes\tyes\tINTJ\tUH\t_\t0\troot\t_\t_\n")
+
+
+def test_conllu_reads_the_form_column_without_multiword_and_empty_nodes(tmp_path: Path) -> None:
+    path = write(tmp_path / "ewt.conllu", CONLLU)
+    assert list(read_sentences(str(path), "conllu")) == [["Do", "n't", "go", "."], ["Yes"]]
+
+
+def test_conllu_with_too_few_columns_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "bad.conllu", "1\tDo\tdo\n")
+    with pytest.raises(DataError, match=r"bad.conllu:1: 3 columns") as error:
+        list(read_sentences(str(path), "conllu"))
+    assert "\n" not in str(error.value)
+
+
 def test_gzip_files_are_read_transparently(tmp_path: Path) -> None:
     with gzip.open(tmp_path / "news.txt.gz", "wt", encoding="utf-8") as handle:
         handle.write("Zipped words here\nand here\n")
