@@ -86,25 +86,34 @@ def test_pretraining_configs_validate(path: Path, tmp_path: Path,
     from elmo_experiments.bilm.pretraining.run import validate_pretrain
 
     monkeypatch.delenv("ELMO_DATA_DIR", raising=False)
-    if path.stem.startswith("finetune_"):  # the architecture comes from --init-from
-        from elmo_experiments.bilm.pretrained import resolve_weights
-        from elmo_experiments.bilm.pretraining.run import continued_model
 
+    def validated() -> dict:
         config = load_config(path)
-        config["model"] = continued_model(config.get("model"), resolve_weights("gutenberg")[0],
-                                          str(path))
-        values = validate_pretrain(config, str(path))
-        # the task's own training text, read by its experiment config; never dev or test text
+        if "cell_dim" not in config["model"]:  # a continuation: the architecture from --init-from
+            from elmo_experiments.bilm.pretrained import resolve_weights
+            from elmo_experiments.bilm.pretraining.run import continued_model
+
+            config["model"] = continued_model(config.get("model"),
+                                              resolve_weights("gutenberg")[0], str(path))
+        return validate_pretrain(config, str(path))
+
+    values = validated()
+    # a task's text is only ever its training split, read by its experiment config
+    tasks = [s for s in values["corpus"]["train"] if s["format"] == "experiment"]
+    assert all(s["split"] == "train" for s in tasks), tasks
+    if path.stem.startswith("finetune_"):  # that task's training text alone
         assert values["corpus"]["evaluation"] == []
         for source in values["corpus"]["train"]:
-            assert (source["format"], source["split"]) == ("experiment", "train"), source
+            assert source in tasks, source
             assert Path(source["path"]) == PROJECT_ROOT / "experiments" / (
                 path.stem.removeprefix("finetune_") + ".jsonnet")
         return
-    values = validate_pretrain(load_config(path), str(path))
-    for source in [*values["corpus"]["train"], *values["corpus"]["evaluation"]]:
+    files = [s for s in [*values["corpus"]["train"], *values["corpus"]["evaluation"]]
+             if s not in tasks]
+    for source in files:
         assert Path(source["path"]).is_relative_to(PROJECT_ROOT / "reproduction"), source
     if not path.stem.startswith("tiny"):  # the tiny configs always read their samples
         monkeypatch.setenv("ELMO_DATA_DIR", str(tmp_path))
-        values = validate_pretrain(load_config(path), str(path))
-        assert all(Path(s["path"]).is_relative_to(tmp_path) for s in values["corpus"]["train"])
+        values = validated()
+        train = [s for s in values["corpus"]["train"] if s["format"] != "experiment"]
+        assert all(Path(s["path"]).is_relative_to(tmp_path) for s in train)
