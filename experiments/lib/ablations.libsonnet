@@ -15,7 +15,8 @@ local main_elmo(task) = { same_as: task + '_main.jsonnet:elmo' };
   //       --init-from gutenberg
   // from the project's root, where the sweep runs), and a pretrained transformer in ELMo's
   // place (test sets).
-  main(task, ext_vars={}):: {
+  // `levers`: further variants (below) where fine-tuning left ELMo's gain within seed noise.
+  main(task, ext_vars={}, levers=[]):: {
     name: task + '_main',
     config: '../' + task + '.jsonnet',
     ext_vars: ext_vars,
@@ -24,8 +25,15 @@ local main_elmo(task) = { same_as: task + '_main.jsonnet:elmo' };
       elmo: {},
       elmo_finetuned: { ext_vars: { ELMO_WEIGHTS: 'runs/bilm_finetuned/' + task + '/bilm' } },
       transformer: { config: '../' + task + '_transformer.jsonnet' },
-    },
+    } + { [lever]: $.levers[lever] for lever in levers },
     seeds: $.seeds,
+  },
+  // Further levers (the README's "Further levers" table), each a biLM made beforehand:
+  //   elmo_wide: the shipped biLM continued on Gutenberg plus modern CC BY-SA text, in bf16:
+  //     elmo-exp pretrain experiments/bilm/gutenberg_wide.jsonnet -s runs/bilm_wide \
+  //         --init-from gutenberg
+  levers:: {
+    elmo_wide: { ext_vars: { ELMO_WEIGHTS: 'runs/bilm_wide/bilm' } },
   },
   // Table 2: how the biLM layers are combined. `n`: the task's number of mixes (placements);
   // `shipped`: the column that is the task's ELMo config as shipped (its λ, no layer norm).

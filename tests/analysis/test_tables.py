@@ -194,6 +194,22 @@ def test_differences_and_marks_come_from_the_seeds(tmp_path: Path) -> None:
             "50.00 (1) n too small | 01234567 |") in text
 
 
+def test_further_levers_get_a_row_each_once_run(tmp_path: Path) -> None:
+    # baseline 80, 81, 82; elmo_wide 83, 84, 85: +3 with the same half width as above, 2.27
+    groups = [_group("baseline", {"test_conlleval_f1": _seeds(80.0, 81.0, 82.0)}),
+              _group("elmo", {"test_conlleval_f1": _seeds(85.0, 86.0, 87.0)}),
+              _group("elmo_wide", {})]
+    (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", groups)))
+    assert "No further lever is measured yet." in render_tables(tmp_path)
+    groups[2] = {**_group("elmo_wide", {"test_conlleval_f1": _seeds(83.0, 84.0, 85.0)}),
+                 "bilm_sha1": ["fedcba9876543210"]}
+    (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", groups)))
+    text = render_tables(tmp_path)
+    assert ("| NER | elmo_wide | 84.00 ± 1.00 (3) | +3.00 [+0.73, +5.27] † | "
+            "a gain beyond seed noise | fedcba98 |") in text
+    assert "| NER | elmo |" not in text  # Table 1's variants are not levers
+
+
 def test_the_fine_tuning_perplexities_table(tmp_path: Path) -> None:
     row = {"tokens": 50722, "biLM_before_sha1": "a9348db5" + "0" * 32,
            "biLM_after_sha1": "feedbeef" + "0" * 32,
