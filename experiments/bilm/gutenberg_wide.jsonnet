@@ -39,7 +39,7 @@ local sample = 'reproduction/bilm/sample/';
   model: { type: 'bilm_lm', dropout: 0.1, num_samples: 4096 },
   data_loader: { batch_size: 64, batches_per_epoch: 500, max_eval_sentences: 2000 },
   trainer: {
-    num_epochs: 8,
+    num_epochs: 6,
     amp: 'bf16',
     validation_metric: '-perplexity',
     grad_norm: 10.0,
