@@ -5,11 +5,18 @@ tokenized text; files, folders, globs, ``.gz``), once, into a temporary one-sent
 file beside the output; gensim then trains on that file. The vectors are written in GloVe's
 text format (``word v1 .. vD``, no header), which the ``embedding`` token embedder reads as its
 ``pretrained_file``, with a JSON sidecar ``OUT.json`` saying how they were made.
+
+gensim multiplies through scipy's OpenBLAS, which picks its kernels by CPU, and kernels for
+different vector units round differently: with one seed, an AVX-512 EPYC and an AVX2 one made
+different files. So the vectors are trained with OpenBLAS's Haswell kernels (AVX2 and FMA) on
+every x86-64 CPU that has those units, which makes the files identical across such machines.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -19,8 +26,38 @@ from typing import Any
 from elmo_experiments.bilm.pretraining.corpus import expand, read_sentences
 from elmo_experiments.data.files import atomic_write, sha1_of
 from elmo_experiments.errors import DataError, ElmoError
+from elmo_experiments.precision import cpu_flags
 
 FORMATS = ("raw", "tokenized")
+PORTABLE_KERNELS = "Haswell"  # OpenBLAS's kernels for AVX2 + FMA (x86-64 CPUs since 2013)
+KERNELS_VARIABLE = "OPENBLAS_CORETYPE"  # read once, when OpenBLAS loads
+
+
+def portable_kernels(flags: frozenset[str] | None, environ: dict[str, str]) -> str | None:
+    """The OpenBLAS kernel set to ask for: the one already asked for in ``environ``, else the
+    Haswell kernels where the CPU has AVX2 and FMA, else None (OpenBLAS's own choice)."""
+    if environ.get(KERNELS_VARIABLE):
+        return environ[KERNELS_VARIABLE]
+    return PORTABLE_KERNELS if flags is not None and {"avx2", "fma"} <= flags else None
+
+
+def _pin_kernels() -> None:
+    """Ask OpenBLAS for the portable kernels before scipy loads it (too late once loaded)."""
+    kernels = portable_kernels(cpu_flags(), dict(os.environ))
+    if kernels is not None and not any(name.split(".")[0] == "scipy" for name in sys.modules):
+        os.environ[KERNELS_VARIABLE] = kernels
+
+
+def blas_kernels() -> str | None:
+    """The kernel set scipy's OpenBLAS runs (as threadpoolctl reports it), None if unknown."""
+    try:
+        import scipy.linalg.blas  # noqa: F401  (loads OpenBLAS)
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    found = [info.get("architecture") for info in threadpool_info()  # not numpy's own
+             if info.get("internal_api") == "openblas" and "numpy" not in info["filepath"]]
+    return found[0] if found else None
 
 
 def _gensim() -> Any:
@@ -79,7 +116,8 @@ def train_vectors(corpus: str, output: str, dim: int = 100, fmt: str = "raw",
     ``output + '.json'`` (settings, corpus digest, vocabulary size, wall time); the sidecar's
     contents are returned. ``exclude``: CoNLL-2012 documents cut out of raw text first (the
     pretraining corpus's ``exclude``). ``workers=1`` with a fixed ``seed`` gives identical
-    files."""
+    files, on any x86-64 CPU with AVX2 (the module's docstring)."""
+    _pin_kernels()
     gensim = _gensim()
     if fmt not in FORMATS:
         raise DataError(f"{corpus}: format must be one of {', '.join(FORMATS)}, not {fmt!r}")
@@ -120,6 +158,7 @@ def train_vectors(corpus: str, output: str, dim: int = 100, fmt: str = "raw",
         "train_seconds": round(train_seconds, 3),
         "wall_time_s": round(time.perf_counter() - start, 3),
         "gensim_version": gensim.__version__,
+        "blas_kernels": blas_kernels(),
     }
     atomic_write(f"{output}.json", lambda tmp: Path(tmp).write_text(
         json.dumps(summary, indent=2) + "\n", encoding="utf-8"))

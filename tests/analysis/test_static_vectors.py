@@ -13,10 +13,11 @@ import pytest
 
 pytest.importorskip("gensim", reason="gensim is not installed (pip install -e '.[vectors]')")
 
-from elmo_experiments.analysis.static_vectors import train_vectors
+from elmo_experiments.analysis.static_vectors import portable_kernels, train_vectors
 from elmo_experiments.data.files import sha1_of
 from elmo_experiments.errors import DataError, ElmoError
 from elmo_experiments.modules.embedders.word_embedding import read_pretrained
+from elmo_experiments.precision import cpu_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "reproduction" / "bilm" / "sample" / "train.txt"
@@ -99,6 +100,27 @@ def test_command_line_error_is_one_line(tmp_path):
     assert result.returncode == 1
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
     assert "no sentences" in result.stderr
+
+
+def test_the_portable_kernels_are_asked_for_where_the_cpu_runs_them():
+    assert portable_kernels(frozenset({"sse2", "avx2", "fma", "avx512f"}), {}) == "Haswell"
+    assert portable_kernels(frozenset({"sse2", "avx"}), {}) is None  # no AVX2: OpenBLAS's choice
+    assert portable_kernels(None, {}) is None  # flags unknown (not Linux)
+    assert portable_kernels(frozenset({"avx2", "fma"}), {"OPENBLAS_CORETYPE": "Zen"}) == "Zen"
+
+
+@pytest.mark.skipif(not {"avx2", "fma"} <= (cpu_flags() or frozenset()),
+                    reason="the CPU has no AVX2 and FMA: OpenBLAS picks its own kernels")
+def test_the_command_trains_with_the_portable_kernels_and_records_them(tmp_path):
+    pytest.importorskip("threadpoolctl", reason="threadpoolctl is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    out = tmp_path / "out.txt"
+    result = subprocess.run(
+        [sys.executable, "-m", "elmo_experiments", "vectors", str(SAMPLE), str(out),
+         "--format", "tokenized", "--dim", "8", "--epochs", "1", "--workers", "1"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(Path(f"{out}.json").read_text())["blas_kernels"] == "Haswell"
 
 
 def test_missing_gensim_is_a_clear_error(monkeypatch, tmp_path):
