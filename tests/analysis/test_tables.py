@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from elmo_experiments.analysis.tables import render_tables, write_figures
+from elmo_experiments.analysis.tables import load_results, render_tables, task_table, write_figures
 from elmo_experiments.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def test_tables_show_ours_beside_the_papers(tmp_path: Path) -> None:
         _group("last", {"best_validation_accuracy": _figure(61.0, 1.0, 2)})])))
     text = render_tables(tmp_path)
     assert ("| NER | span F1 (conlleval), test set eng.testb | 90.15 | 92.22 ± 0.1 | "
-            "80.12 ± 0.46 (3) | 82.50 ± 0.25 (3) | — | 81.00 ± 0.50 (3) | — | — | 01234567 |"
+            "80.12 ± 0.46 (3) | 82.50 ± 0.25 (3) | — | 81.00 ± 0.50 (3) | — | — | 01234567 | — |"
             ) in text
     assert "| SNLI | — (paper 88.1) | 61.00 ± 1.00 (2) (paper 89.1) | — (paper 89.3) |" in text
     assert "| SST-5 | — | — | — | — | — |" in text
@@ -135,8 +135,8 @@ def test_a_task_table_lists_every_group_of_the_tasks_sweeps(tmp_path: Path) -> N
         _group("elmo", {"test_accuracy": _figure(61.0, 1.0, 1)})])))
     text = task_table(load_results(tmp_path), "ner")
     assert text.splitlines()[-2:] == [
-        "| ner_main | baseline | 1 | 85.00 ± 0.50 (3) | 80.12 ± 0.46 (3) | 01234567 |",
-        "| ner_fractions | elmo | 0.1 | 70.00 ± 1.00 (3) | — | 01234567 |"]
+        "| ner_main | baseline | 1 | 85.00 ± 0.50 (3) | 80.12 ± 0.46 (3) | 01234567 | — |",
+        "| ner_fractions | elmo | 0.1 | 70.00 ± 1.00 (3) | — | 01234567 | — |"]
     assert "snli" not in text
     assert task_table({}, "ner").startswith("No measured runs of this task are committed yet")
 
@@ -161,9 +161,9 @@ def test_a_shared_cell_shows_the_other_sweeps_runs(tmp_path: Path) -> None:
     (tmp_path / "ner_layers.json").write_text(json.dumps(_summary("ner_layers", [
         shared, _group("last", {"best_validation_conlleval_f1": _figure(89.0, 0.25, 3)})])))
     text = render_tables(tmp_path)
-    assert "| NER | 88.00 ± 0.50 (3) * | 89.00 ± 0.25 (3) | — | — | 01234567 |" in text
+    assert "| NER | 88.00 ± 0.50 (3) * | 89.00 ± 0.25 (3) | — | — | 01234567 | — |" in text
     (tmp_path / "ner_main.json").unlink()  # the other sweep not committed: not shown
-    assert "| NER | — | 89.00 ± 0.25 (3) | — | — | 01234567 |" in render_tables(tmp_path)
+    assert "| NER | — | 89.00 ± 0.25 (3) | — | — | 01234567 | — |" in render_tables(tmp_path)
 
 
 def _seeds(*values: float) -> dict:
@@ -187,11 +187,11 @@ def test_differences_and_marks_come_from_the_seeds(tmp_path: Path) -> None:
         _group("lambda0.001", {"best_validation_accuracy": _seeds(50.0)})])))
     text = render_tables(tmp_path)
     assert "| 81.00 ± 1.00 (3) | 86.00 ± 1.00 (3) | 90.00 (1) | — | +5.00 [+2.73, +7.27] † | " \
-        "n too small | 01234567 |" in text
+        "n too small | 01234567 | — |" in text
     assert ("| NER | +2.1 | +5.00 [+2.73, +7.27] † | a gain beyond seed noise | n too small | "
             "fewer than 2 seeds |") in text
     assert ("| SST-5 | 41.00 ± 1.00 (3) ▼ | 48.00 ± 1.00 (3) best | 47.67 ± 1.53 (3) ≈ | "
-            "50.00 (1) n too small | 01234567 |") in text
+            "50.00 (1) n too small | 01234567 | — |") in text
 
 
 def test_further_levers_get_a_row_each_once_run(tmp_path: Path) -> None:
@@ -206,8 +206,20 @@ def test_further_levers_get_a_row_each_once_run(tmp_path: Path) -> None:
     (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", groups)))
     text = render_tables(tmp_path)
     assert ("| NER | elmo_wide | 84.00 ± 1.00 (3) | +3.00 [+0.73, +5.27] † | "
-            "a gain beyond seed noise | fedcba98 |") in text
+            "a gain beyond seed noise | fedcba98 | — |") in text
     assert "| NER | elmo |" not in text  # Table 1's variants are not levers
+
+
+def test_rows_name_every_word_vectors_file_their_runs_started_from(tmp_path: Path) -> None:
+    groups = [{**_group("baseline", {"test_conlleval_f1": _seeds(80.0, 81.0)}),
+               "vectors_sha1": ["6827bcfa" + "0" * 32]},
+              {**_group("elmo", {"test_conlleval_f1": _seeds(85.0, 86.0)}),
+               "vectors_sha1": ["4c96555d" + "0" * 32, "6827bcfa" + "0" * 32]}]
+    (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", groups)))
+    text = render_tables(tmp_path)
+    assert "| 01234567 | 4c96555d, 6827bcfa |" in text  # Table 1: two files behind the row
+    readme = task_table(load_results(tmp_path), "ner")
+    assert "| ner_main | baseline | 1 | — | 80.50 ± 0.71 (2) | 01234567 | 6827bcfa |" in readme
 
 
 def test_the_fine_tuning_perplexities_table(tmp_path: Path) -> None:
