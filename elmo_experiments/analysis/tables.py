@@ -59,6 +59,8 @@ def load_results(folder: str | Path) -> dict[str, dict[str, Any]]:
             found[f"probe:pos:{path.stem}"] = data
         elif isinstance(data, dict) and data.get("kind") == "bilm_finetuning":
             found["bilm_finetuning"] = data
+        elif isinstance(data, dict) and data.get("kind") == "bilm_continued":
+            found[f"bilm_continued:{path.stem}"] = data
     return resolve_shared(found)
 
 
@@ -250,15 +252,10 @@ def _perplexities(figures: dict[str, Any]) -> str:
             f"**{figures['perplexity']:.1f}**")
 
 
-def finetuning_table(results: dict[str, dict[str, Any]]) -> list[str]:
-    """The supplement's table (A.1): each task's dev text under the biLM before and after one
-    pass over the task's training text (``reproduction/bilm/finetuning.py``)."""
-    data = results.get("bilm_finetuning")
-    if not data:
-        return ["No fine-tuned biLM is measured yet (`results/bilm_finetuning.json`, from "
-                f"`{FINETUNING_SCRIPT}`)."]
+def _perplexity_rows(data: dict[str, Any], trained: str) -> list[str]:
+    """Each task's dev text under the biLM before and after its further training."""
     lines = ["| task | dev text: tokens | before: forward / backward / **average** | "
-             "after | paper (average, before → after) | fine-tuning: training tokens, wall "
+             f"after | paper (average, before → after) | {trained}: training tokens, wall "
              "time | biLM after (SHA-1) |", "|---|---|---|---|---|---|---|"]
     for task in task_order():
         row = data["tasks"].get(task)
@@ -272,11 +269,33 @@ def finetuning_table(results: dict[str, dict[str, Any]]) -> list[str]:
                      f"{_perplexities(row['before'])} | {_perplexities(row['after'])} | "
                      f"{paper_cell} | {tuning['training_tokens']:,}, "
                      f"{tuning['wall_seconds'] / 60:.1f} min | {row['biLM_after_sha1'][:8]} |")
+    return lines
+
+
+def finetuning_table(results: dict[str, dict[str, Any]]) -> list[str]:
+    """The supplement's table (A.1): each task's dev text under the biLM before and after one
+    pass over the task's training text (``reproduction/bilm/finetuning.py``)."""
+    data = results.get("bilm_finetuning")
+    if not data:
+        return ["No fine-tuned biLM is measured yet (`results/bilm_finetuning.json`, from "
+                f"`{FINETUNING_SCRIPT}`)."]
     before = sorted({row["biLM_before_sha1"][:8] for row in data["tasks"].values()})
-    lines += ["", f"Before: `{data.get('before')}` ({', '.join(before)}); "
-              "each after: that biLM after one pass over the task's training text "
-              "(`experiments/bilm/finetune_<task>.jsonnet`), exact softmax over its vocabulary; "
-              f"regenerate with `{FINETUNING_SCRIPT}` (every task)."]
+    return [*_perplexity_rows(data, "fine-tuning"),
+            "", f"Before: `{data.get('before')}` ({', '.join(before)}); "
+            "each after: that biLM after one pass over the task's training text "
+            "(`experiments/bilm/finetune_<task>.jsonnet`), exact softmax over its vocabulary; "
+            f"regenerate with `{FINETUNING_SCRIPT}` (every task)."]
+
+
+def continued_tables(results: dict[str, dict[str, Any]]) -> list[str]:
+    """For each continued biLM measured (``results/<name>.json`` of kind ``bilm_continued``),
+    the perplexity of the tasks' dev texts before and after."""
+    lines: list[str] = []
+    for key in sorted(k for k in results if k.startswith("bilm_continued:")):
+        data = results[key]
+        config = next(iter(data["tasks"].values()))["finetuning"]["config"]
+        lines += ["", f"`{data.get('before')}` continued by `{config}`: perplexity of the dev "
+                  f"texts (`{data.get('command')}`).", "", *_perplexity_rows(data, "run")]
     return lines
 
 
@@ -357,6 +376,7 @@ def render_tables(folder: str | Path) -> str:
              "", "**Further levers** (test sets), tried where fine-tuning left ELMo's gain "
              "within seed noise; each variant is described in "
              "`experiments/lib/ablations.libsonnet`.", "", *levers(results),
+             *continued_tables(results),
              "", "**Domain fine-tuning** (the paper's supplement A.1): perplexity of each "
              "task's dev text.", "", *finetuning_table(results),
              "", "**Tables 5 and 6**: what each layer of a frozen biLM (or transformer) "

@@ -8,6 +8,12 @@ Fine-tune first (one pass over the task's training text; experiments/bilm/finetu
     ELMO_DATA_DIR=/path/to/data python reproduction/bilm/finetuning.py ner [sst5 ...]
 
 A task given again replaces its entry; the others are kept. `make tables` shows the file.
+
+`--run DIR` measures one continued biLM (a further lever, such as
+experiments/bilm/gutenberg_wide.jsonnet) on each task's dev text instead, into its own file:
+
+    ELMO_DATA_DIR=/path/to/data python reproduction/bilm/finetuning.py ner sst5 \
+        --run runs/bilm_wide --output results/bilm_wide.json
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ EXT_VARS = {"ner": {}, "sst5": {"ELMO_SIZE": "cpu"}, "snli": {"ELMO_SIZE": "cpu"
             "coref": {"ELMO_SIZE": "cpu"}}  # as the finetune configs and the sweeps read them
 
 
-def measure(task: str, run_dir: Path, before: str) -> dict[str, Any]:
-    """One task's row: dev perplexity before and after, and the fine-tuning run's record."""
+def measure(task: str, run_dir: Path, before: str, config: str | None = None
+            ) -> dict[str, Any]:
+    """One task's row: dev perplexity before and after, and the fine-tuning run's record
+    (``config``: the run's pretraining config; default the task's finetune config)."""
     from elmo_experiments.bilm.pretrained import resolve_weights
     from elmo_experiments.bilm.pretraining.perplexity import perplexity
     from elmo_experiments.bilm.weights import weights_digest
@@ -51,7 +59,7 @@ def measure(task: str, run_dir: Path, before: str) -> dict[str, Any]:
         "biLM_before_sha1": weights_digest(*resolve_weights(before)),
         "biLM_after_sha1": weights_digest(*resolve_weights(str(run_dir / "bilm"))),
         "finetuning": {
-            "config": f"experiments/bilm/finetune_{task}.jsonnet",
+            "config": config or f"experiments/bilm/finetune_{task}.jsonnet",
             "init_from": run.get("init_from", {}).get("name"),
             "training_tokens": run.get("corpus", {}).get("tokens", {}).get("train"),
             "wall_seconds": round(run.get("training_duration_s", 0.0), 1),
@@ -68,6 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", default="runs/bilm_finetuned",
                         help="the fine-tuning runs, one folder a task")
     parser.add_argument("--before", default="gutenberg", help="the biLM fine-tuned")
+    parser.add_argument("--run", default=None,
+                        help="one continued biLM's run for every task (a further lever)")
     parser.add_argument("--output", default=str(ROOT / "results" / "bilm_finetuning.json"))
     args = parser.parse_args(argv)
     args.tasks = args.tasks or list(TASKS)
@@ -78,15 +88,22 @@ def main(argv: list[str] | None = None) -> None:
     from elmo_experiments.version import code_version
 
     output = Path(args.output)
-    data = json.loads(output.read_text()) if output.is_file() else {
-        "kind": "bilm_finetuning", "tasks": {}}
+    kind = "bilm_continued" if args.run else "bilm_finetuning"
+    data = json.loads(output.read_text()) if output.is_file() else {"kind": kind, "tasks": {}}
+    config = None
+    if args.run:
+        stored = json.loads((Path(args.run) / "run.json").read_text())["config"]["path"]
+        config = Path(stored).resolve().relative_to(ROOT).as_posix()
     for task in args.tasks:
-        data["tasks"][task] = measure(task, Path(args.runs) / task, args.before)
+        run_dir = Path(args.run) if args.run else Path(args.runs) / task
+        data["tasks"][task] = measure(task, run_dir, args.before, config)
         after = data["tasks"][task]["after"]["perplexity"]
         print(f"{task}: {data['tasks'][task]['before']['perplexity']} -> {after}",
               file=sys.stderr)
     data["before"] = args.before
-    data["command"] = f"python reproduction/bilm/finetuning.py {' '.join(args.tasks)}"
+    data["command"] = " ".join(["python reproduction/bilm/finetuning.py", *args.tasks,
+                                *(["--run", args.run, "--output", args.output] if args.run
+                                  else [])])
     data["code"] = code_version()
     data["tasks"] = {t: data["tasks"][t] for t in TASKS if t in data["tasks"]}
     atomic_write(str(output), lambda tmp: Path(tmp).write_text(

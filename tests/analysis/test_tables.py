@@ -210,6 +210,26 @@ def test_further_levers_get_a_row_each_once_run(tmp_path: Path) -> None:
     assert "| NER | elmo |" not in text  # Table 1's variants are not levers
 
 
+def test_a_continued_bilm_gets_its_perplexity_table_under_the_levers(tmp_path: Path) -> None:
+    row = {"tokens": 50722, "biLM_before_sha1": "a9348db5" + "0" * 32,
+           "biLM_after_sha1": "0badcafe" + "0" * 32,
+           "before": {"perplexity_forward": 272.76, "perplexity_backward": 265.34,
+                      "perplexity": 269.05},
+           "after": {"perplexity_forward": 200.0, "perplexity_backward": 190.0,
+                     "perplexity": 195.0},
+           "finetuning": {"config": "experiments/bilm/gutenberg_wide.jsonnet",
+                          "training_tokens": 5000000, "wall_seconds": 4800.0}}
+    (tmp_path / "bilm_wide.json").write_text(json.dumps({
+        "kind": "bilm_continued", "before": "gutenberg", "command": "python x.py --run r",
+        "tasks": {"ner": row}}))
+    text = render_tables(tmp_path)
+    levers = text[text.index("**Further levers**"):text.index("**Domain fine-tuning**")]
+    assert "`gutenberg` continued by `experiments/bilm/gutenberg_wide.jsonnet`" in levers
+    assert ("| NER | 50,722 | 272.8 / 265.3 / **269.1** | 200.0 / 190.0 / **195.0** | — | "
+            "5,000,000, 80.0 min | 0badcafe |") in levers
+    assert "No fine-tuned biLM is measured yet" in text  # not the supplement's table
+
+
 def test_rows_name_every_word_vectors_file_their_runs_started_from(tmp_path: Path) -> None:
     groups = [{**_group("baseline", {"test_conlleval_f1": _seeds(80.0, 81.0)}),
                "vectors_sha1": ["6827bcfa" + "0" * 32]},
