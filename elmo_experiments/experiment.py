@@ -62,15 +62,17 @@ class Experiment:
 
 
 def validate_experiment(
-    config: dict[str, Any], source: str = "config", check_paths: bool = False
+    config: dict[str, Any], source: str = "config", check_paths: bool = False,
+    check_files: bool = True,
 ) -> Experiment:
     """Check the whole config against the registry; raise one ``ConfigError`` listing all.
 
-    With ``check_paths`` the data files must exist too (they are not read).
+    With ``check_paths`` the data files must exist too (they are not read); without
+    ``check_files``, the files the model reads (word vectors, biLM weights) need not.
     """
     from elmo_experiments import components  # noqa: F401  (fills the registry)
 
-    validator = Validator()
+    validator = Validator(check_files)
     values = validator.fields(config, EXPERIMENT_PARAMS, "")
     trainer = values.get("trainer") or {}
     metric = trainer.get("validation_metric")

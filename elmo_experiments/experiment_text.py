@@ -28,7 +28,9 @@ def _experiment(config_path: str | Path, ext_vars: dict[str, str] | None) -> Any
     from elmo_experiments.experiment import validate_experiment
 
     config = absolute_paths(load_config(config_path, ext_vars or {}))
-    return validate_experiment(config, source=str(config_path), check_paths=True)
+    # only the data is read: the model's files (word vectors, biLM) need not exist here
+    return validate_experiment(config, source=str(config_path), check_paths=True,
+                               check_files=False)
 
 
 def _split_path(experiment: Any, config_path: str | Path, split: str) -> str:

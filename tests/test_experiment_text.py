@@ -36,6 +36,20 @@ def test_ner_reads_each_training_sentence_once_without_labels() -> None:
     assert all(tag not in {w for s in sentences for w in s} for tag in ("B-PER", "I-ORG"))
 
 
+def test_reading_the_text_needs_no_model_files(monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: Path) -> None:
+    """The model's word vectors (here a folder without them) are not read, so not required;
+    training the same config still says they are missing."""
+    from elmo_experiments.config.loader import load_config
+    from elmo_experiments.errors import ConfigError
+    from elmo_experiments.experiment import validate_experiment
+
+    monkeypatch.setenv("ELMO_VECTORS_DIR", str(tmp_path))
+    assert list(experiment_sentences(EXPERIMENTS / "ner.jsonnet", "train"))
+    with pytest.raises(ConfigError, match=r"pretrained_file: .*gutenberg_50d\.txt: no such data"):
+        validate_experiment(load_config(EXPERIMENTS / "ner.jsonnet"), check_paths=True)
+
+
 def test_squad_passages_and_questions_appear_once() -> None:
     sentences = list(experiment_sentences(EXPERIMENTS / "squad.jsonnet", "train"))
     data = json.loads((ROOT / "reproduction/squad/sample/train.json").read_text())["data"]

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from elmo_experiments.config.registry import REQUIRED, Param, Spec, lookup, suggest
+from elmo_experiments.data.files import data_file_problem, file_problem
+
+FILE_CHECKS = (file_problem, data_file_problem)  # what Validator(check_files=False) skips
 
 _TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "a boolean",
                list: "a list", dict: "an object"}
@@ -36,10 +39,12 @@ def _join(path: str, key: str) -> str:
 
 
 class Validator:
-    """Walks a config; ``problems`` collects one line per mistake."""
+    """Walks a config; ``problems`` collects one line per mistake. ``check_files=False``
+    leaves out the checks that a file exists (for a reader of the config's data alone)."""
 
-    def __init__(self) -> None:
+    def __init__(self, check_files: bool = True) -> None:
         self.problems: list[str] = []
+        self.check_files = check_files
 
     def fields(self, config: Any, params: tuple[Param, ...], path: str) -> dict[str, Any]:
         """Check an object against declared params; return values with defaults filled in."""
@@ -103,7 +108,7 @@ class Validator:
             outside = [v for v in numbers if isinstance(v, int | float) and not low <= v <= high]
             if outside:
                 self.problems.append(f"{path}: {outside[0]!r} is outside [{low}, {high}]")
-        if param.check is not None:
+        if param.check is not None and (self.check_files or param.check not in FILE_CHECKS):
             problem = param.check(value)
             if problem:
                 self.problems.append(f"{path}: {problem}")
