@@ -210,15 +210,23 @@ def test_further_levers_get_a_row_each_once_run(tmp_path: Path) -> None:
     assert "| NER | elmo |" not in text  # Table 1's variants are not levers
 
 
+def _perplexity_row(after_sha1: str, after: tuple[float, float, float],
+                    run: dict) -> dict:
+    """A task's row of a perplexity table: gutenberg's NER dev text, then ``after``'s
+    (forward, backward, average)."""
+    return {"tokens": 50722, "biLM_before_sha1": "a9348db5" + "0" * 32,
+            "biLM_after_sha1": after_sha1 + "0" * 32,
+            "before": {"perplexity_forward": 272.76, "perplexity_backward": 265.34,
+                       "perplexity": 269.05},
+            "after": dict(zip(("perplexity_forward", "perplexity_backward", "perplexity"),
+                              after, strict=True)),
+            "finetuning": run}
+
+
 def test_a_continued_bilm_gets_its_perplexity_table_under_the_levers(tmp_path: Path) -> None:
-    row = {"tokens": 50722, "biLM_before_sha1": "a9348db5" + "0" * 32,
-           "biLM_after_sha1": "0badcafe" + "0" * 32,
-           "before": {"perplexity_forward": 272.76, "perplexity_backward": 265.34,
-                      "perplexity": 269.05},
-           "after": {"perplexity_forward": 200.0, "perplexity_backward": 190.0,
-                     "perplexity": 195.0},
-           "finetuning": {"config": "experiments/bilm/gutenberg_wide.jsonnet",
-                          "training_tokens": 5000000, "wall_seconds": 4800.0}}
+    row = _perplexity_row("0badcafe", (200.0, 190.0, 195.0),
+                          {"config": "experiments/bilm/gutenberg_wide.jsonnet",
+                           "training_tokens": 5000000, "wall_seconds": 4800.0})
     (tmp_path / "bilm_wide.json").write_text(json.dumps({
         "kind": "bilm_continued", "before": "gutenberg", "command": "python x.py --run r",
         "tasks": {"ner": row}}))
@@ -243,13 +251,8 @@ def test_rows_name_every_word_vectors_file_their_runs_started_from(tmp_path: Pat
 
 
 def test_the_fine_tuning_perplexities_table(tmp_path: Path) -> None:
-    row = {"tokens": 50722, "biLM_before_sha1": "a9348db5" + "0" * 32,
-           "biLM_after_sha1": "feedbeef" + "0" * 32,
-           "before": {"perplexity_forward": 272.76, "perplexity_backward": 265.34,
-                      "perplexity": 269.05},
-           "after": {"perplexity_forward": 72.93, "perplexity_backward": 70.88,
-                     "perplexity": 71.9},
-           "finetuning": {"training_tokens": 187466, "wall_seconds": 283.3}}
+    row = _perplexity_row("feedbeef", (72.93, 70.88, 71.9),
+                          {"training_tokens": 187466, "wall_seconds": 283.3})
     (tmp_path / "bilm_finetuning.json").write_text(json.dumps({
         "kind": "bilm_finetuning", "before": "gutenberg", "command": "python x.py",
         "tasks": {"ner": row, "snli": row}}))
