@@ -162,9 +162,10 @@ def test_every_ablation_spec_builds_valid_configs(spec: Path,
     assert grid.name == spec.stem
     for cell in {c.variant: c for c in grid.cells}.values():  # one cell per variant
         ext_vars = dict(cell.ext_vars)
-        if cell.variant == "elmo_finetuned":  # made beforehand; the shipped biLM stands in
-            task = grid.name.removesuffix("_main")
-            assert ext_vars["ELMO_WEIGHTS"] == f"runs/bilm_finetuned/{task}/bilm"
+        made = {"elmo_finetuned": f"runs/bilm_finetuned/{grid.name.removesuffix('_main')}/bilm",
+                "elmo_wide": "runs/bilm_wide/bilm"}  # made beforehand
+        if cell.variant in made:  # the shipped biLM stands in
+            assert ext_vars["ELMO_WEIGHTS"] == made[cell.variant]
             ext_vars["ELMO_WEIGHTS"] = "gutenberg"
         config = load_config(cell.config, ext_vars, list(cell.overrides))
         validate_experiment(config, source=cell.name)
