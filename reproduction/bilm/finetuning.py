@@ -31,10 +31,10 @@ EXT_VARS = {"ner": {}, "sst5": {"ELMO_SIZE": "cpu"}, "snli": {"ELMO_SIZE": "cpu"
             "coref": {"ELMO_SIZE": "cpu"}}  # as the finetune configs and the sweeps read them
 
 
-def measure(task: str, run_dir: Path, before: str, config: str | None = None
+def measure(task: str, run_dir: Path, before: str, run_config: str | None = None
             ) -> dict[str, Any]:
     """One task's row: dev perplexity before and after, and the fine-tuning run's record
-    (``config``: the run's pretraining config; default the task's finetune config)."""
+    (``run_config``: the run's pretraining config; default the task's finetune config)."""
     from elmo_experiments.bilm.pretrained import resolve_weights
     from elmo_experiments.bilm.pretraining.perplexity import perplexity
     from elmo_experiments.bilm.weights import weights_digest
@@ -59,7 +59,7 @@ def measure(task: str, run_dir: Path, before: str, config: str | None = None
         "biLM_before_sha1": weights_digest(*resolve_weights(before)),
         "biLM_after_sha1": weights_digest(*resolve_weights(str(run_dir / "bilm"))),
         "finetuning": {
-            "config": config or f"experiments/bilm/finetune_{task}.jsonnet",
+            "config": run_config or f"experiments/bilm/finetune_{task}.jsonnet",
             "init_from": run.get("init_from", {}).get("name"),
             "training_tokens": run.get("corpus", {}).get("tokens", {}).get("train"),
             "wall_seconds": round(run.get("training_duration_s", 0.0), 1),
