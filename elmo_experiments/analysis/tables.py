@@ -252,11 +252,11 @@ def _perplexities(figures: dict[str, Any]) -> str:
             f"**{figures['perplexity']:.1f}**")
 
 
-def _perplexity_rows(data: dict[str, Any], trained: str) -> list[str]:
+def _perplexity_rows(data: dict[str, Any], run_column: str) -> list[str]:
     """Each task's dev text under the biLM before and after its further training."""
     lines = ["| task | dev text: tokens | before: forward / backward / **average** | "
-             f"after | paper (average, before → after) | {trained}: training tokens, wall "
-             "time | biLM after (SHA-1) |", "|---|---|---|---|---|---|---|"]
+             f"after | paper (average, before → after) | {run_column} | biLM after (SHA-1) |",
+             "|---|---|---|---|---|---|---|"]
     for task in task_order():
         row = data["tasks"].get(task)
         if row is None:
@@ -280,7 +280,7 @@ def finetuning_table(results: dict[str, dict[str, Any]]) -> list[str]:
         return ["No fine-tuned biLM is measured yet (`results/bilm_finetuning.json`, from "
                 f"`{FINETUNING_SCRIPT}`)."]
     before = sorted({row["biLM_before_sha1"][:8] for row in data["tasks"].values()})
-    return [*_perplexity_rows(data, "fine-tuning"),
+    return [*_perplexity_rows(data, "fine-tuning: training tokens, wall time"),
             "", f"Before: `{data.get('before')}` ({', '.join(before)}); "
             "each after: that biLM after one pass over the task's training text "
             "(`experiments/bilm/finetune_<task>.jsonnet`), exact softmax over its vocabulary; "
@@ -295,7 +295,8 @@ def continued_tables(results: dict[str, dict[str, Any]]) -> list[str]:
         data = results[key]
         config = next(iter(data["tasks"].values()))["finetuning"]["config"]
         lines += ["", f"`{data.get('before')}` continued by `{config}`: perplexity of the dev "
-                  f"texts (`{data.get('command')}`).", "", *_perplexity_rows(data, "run")]
+                  f"texts (`{data.get('command')}`).", "",
+                  *_perplexity_rows(data, "run: its corpus's training tokens, wall time")]
     return lines
 
 
