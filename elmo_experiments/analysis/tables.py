@@ -11,7 +11,7 @@ folders.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -203,18 +203,25 @@ def _values(group: dict[str, Any] | None, key: str) -> list[float] | None:
     return list(figure.get("values") or []) or None if figure else None
 
 
+def _main_rows(results: dict[str, dict[str, Any]]
+               ) -> Iterator[tuple[str, dict[str, Any], dict[str, Any] | None, str]]:
+    """Each task with a Table 1 row, in order: its title, its expected.json, its main sweep's
+    summary (None when not run) and its test metric's key."""
+    for task in [t for t in task_order() if in_table(t, results, "main")]:
+        info = expected(task)
+        yield (info.get("title", task), info, results.get(f"{task}_main"),
+               info.get("metric_key", ""))
+
+
 def table1(results: dict[str, dict[str, Any]]) -> list[str]:
     lines = ["| task | metric (test) | paper: baseline | paper: + ELMo | ours: baseline | "
              "ours: + ELMo | ours: + ELMo, biLM fine-tuned | ours: + MiniLM | "
              "ELMo − baseline [95% CI] | fine-tuned − baseline [95% CI] | biLM (SHA-1) | "
              "word vectors (SHA-1) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for task in [t for t in task_order() if in_table(t, results, "main")]:
-        info = expected(task)
+    for title, info, summary, key in _main_rows(results):
         paper = info.get("paper", {}).get("table1", {})
-        summary = results.get(f"{task}_main")
-        key = info.get("metric_key", "")
         baseline, elmo, tuned = (_group(summary, v) for v in ("baseline", "elmo", FINETUNED))
-        lines.append(f"| {info.get('title', task)} | {info.get('metric', key)} | "
+        lines.append(f"| {title} | {info.get('metric', key)} | "
                      f"{_paper(paper.get('baseline'))} | "
                      f"{_paper(paper.get('elmo'), paper.get('elmo_std'))} | "
                      f"{_ours(baseline, key)} | {_ours(elmo, key)} | {_ours(tuned, key)} | "
@@ -316,17 +323,14 @@ def evidence(results: dict[str, dict[str, Any]]) -> list[str]:
     does, with the shipped biLM and with it fine-tuned on the task's text?"""
     lines = ["| task | paper: ELMo − baseline | ours: ELMo − baseline [95% CI] | verdict | "
              "ours: fine-tuned − baseline [95% CI] | verdict |", "|---|---|---|---|---|---|"]
-    for task in [t for t in task_order() if in_table(t, results, "main")]:
-        info = expected(task)
+    for title, info, summary, key in _main_rows(results):
         paper = info.get("paper", {}).get("table1", {})
-        summary = results.get(f"{task}_main")
-        key = info.get("metric_key", "")
         baseline = _values(_group(summary, "baseline"), key)
         shipped = render_difference(_values(_group(summary, "elmo"), key), baseline)
         tuned = render_difference(_values(_group(summary, FINETUNED), key), baseline)
         gain = (f"{paper['elmo'] - paper['baseline']:+.1f}"
                 if "elmo" in paper and "baseline" in paper else "—")
-        lines.append(f"| {info.get('title', task)} | {gain} | {shipped} | {_verdict(shipped)} | "
+        lines.append(f"| {title} | {gain} | {shipped} | {_verdict(shipped)} | "
                      f"{tuned} | {_verdict(tuned)} |")
     return lines
 
@@ -335,16 +339,13 @@ def levers(results: dict[str, dict[str, Any]]) -> list[str]:
     """One row per further lever run (a main sweep's variant beyond Table 1's, e.g.
     ``elmo_wide``): its test figure and its gain over the task's baseline against seed noise."""
     rows = []
-    for task in [t for t in task_order() if in_table(t, results, "main")]:
-        info = expected(task)
-        summary = results.get(f"{task}_main")
-        key = info.get("metric_key", "")
+    for title, _info, summary, key in _main_rows(results):
         baseline = _values(_group(summary, "baseline"), key)
         for group in (summary or {}).get("groups", []):
             if group["variant"] in MAIN_VARIANTS or not _values(group, key):
                 continue
             gain = render_difference(_values(group, key), baseline)
-            rows.append(f"| {info.get('title', task)} | {group['variant']} | "
+            rows.append(f"| {title} | {group['variant']} | "
                         f"{_ours(group, key)} | {gain} | {_verdict(gain)} | "
                         f"{_provenance([{'groups': [group]}])} |")
     if not rows:
