@@ -19,6 +19,7 @@ experiments/bilm/gutenberg_wide.jsonnet) on each task's dev text instead, into i
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -31,13 +32,20 @@ EXT_VARS = {"ner": {}, "sst5": {"ELMO_SIZE": "cpu"}, "snli": {"ELMO_SIZE": "cpu"
             "coref": {"ELMO_SIZE": "cpu"}}  # as the finetune configs and the sweeps read them
 
 
+@functools.lru_cache
+def _digest(bilm: str) -> str:
+    """A biLM's weights digest, read once however many tasks it is measured on."""
+    from elmo_experiments.bilm.pretrained import resolve_weights
+    from elmo_experiments.bilm.weights import weights_digest
+
+    return weights_digest(*resolve_weights(bilm))
+
+
 def measure(task: str, run_dir: Path, before: str, run_config: str | None = None
             ) -> dict[str, Any]:
     """One task's row: dev perplexity before and after, and the fine-tuning run's record
     (``run_config``: the run's pretraining config; default the task's finetune config)."""
-    from elmo_experiments.bilm.pretrained import resolve_weights
     from elmo_experiments.bilm.pretraining.perplexity import perplexity
-    from elmo_experiments.bilm.weights import weights_digest
 
     metrics_file = run_dir / "metrics.json"
     if not metrics_file.is_file():
@@ -56,8 +64,8 @@ def measure(task: str, run_dir: Path, before: str, run_config: str | None = None
         "tokens": figures["before"]["tokens"],
         "before": {k: v for k, v in rounded["before"].items() if k != "tokens"},
         "after": {k: v for k, v in rounded["after"].items() if k != "tokens"},
-        "biLM_before_sha1": weights_digest(*resolve_weights(before)),
-        "biLM_after_sha1": weights_digest(*resolve_weights(str(run_dir / "bilm"))),
+        "biLM_before_sha1": _digest(before),
+        "biLM_after_sha1": _digest(str(run_dir / "bilm")),
         "finetuning": {
             "config": run_config or f"experiments/bilm/finetune_{task}.jsonnet",
             "init_from": run.get("init_from", {}).get("name"),
