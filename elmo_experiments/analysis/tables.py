@@ -187,10 +187,11 @@ def _paper(value: Any, std: Any = None) -> str:
     return f"{value} ± {std}" if std is not None else f"{value}"
 
 
-def _provenance(summaries: list[dict[str, Any] | None]) -> str:
-    """Two cells: the biLMs' and the word2vec files' SHA-1 prefixes behind the groups (runs
-    started from other vectors differ in more than the variant: the row then lists both)."""
-    groups = [g for s in summaries for g in (s or {}).get("groups", [])]
+def _provenance(shown: list[dict[str, Any] | None]) -> str:
+    """Two cells: the biLMs' and the word2vec files' SHA-1 prefixes behind the groups a row
+    shows (None: not run; runs started from other vectors differ in more than the variant: the
+    row then lists both)."""
+    groups = [g for g in shown if g]
     sample = any(g.get("embedded_sample") for g in groups)
     bilms, vectors = (", ".join(sorted({d[:8] for g in groups for d in g.get(key, [])})) or "—"
                       for key in ("bilm_sha1", "vectors_sha1"))
@@ -220,15 +221,15 @@ def table1(results: dict[str, dict[str, Any]]) -> list[str]:
              "word vectors (SHA-1) |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for title, info, summary, key in _main_rows(results):
         paper = info.get("paper", {}).get("table1", {})
-        baseline, elmo, tuned = (_group(summary, v) for v in ("baseline", "elmo", FINETUNED))
+        baseline, elmo, tuned, transformer = (_group(summary, v) for v in MAIN_VARIANTS)
         lines.append(f"| {title} | {info.get('metric', key)} | "
                      f"{_paper(paper.get('baseline'))} | "
                      f"{_paper(paper.get('elmo'), paper.get('elmo_std'))} | "
                      f"{_ours(baseline, key)} | {_ours(elmo, key)} | {_ours(tuned, key)} | "
-                     f"{_ours(_group(summary, 'transformer'), key)} | "
+                     f"{_ours(transformer, key)} | "
                      f"{render_difference(_values(elmo, key), _values(baseline, key))} | "
                      f"{render_difference(_values(tuned, key), _values(baseline, key))} | "
-                     f"{_provenance([summary])} |")
+                     f"{_provenance([baseline, elmo, tuned, transformer])} |")
     return lines
 
 
@@ -250,7 +251,7 @@ def ablation(results: dict[str, dict[str, Any]], table: str) -> list[str]:
         cells = [f"{o} (paper {_paper(paper.get(v))})" if paper else o
                  for o, v in zip(ours, variants, strict=True)]
         lines.append(f"| {info.get('title', task)} | {' | '.join(cells)} | "
-                     f"{_provenance([summary])} |")
+                     f"{_provenance(groups)} |")
     return lines
 
 
@@ -347,7 +348,7 @@ def levers(results: dict[str, dict[str, Any]]) -> list[str]:
             gain = render_difference(_values(group, key), baseline)
             rows.append(f"| {title} | {group['variant']} | "
                         f"{_ours(group, key)} | {gain} | {_verdict(gain)} | "
-                        f"{_provenance([{'groups': [group]}])} |")
+                        f"{_provenance([group])} |")
     if not rows:
         return ["No further lever is measured yet."]
     return ["| task | variant | ours (test) | variant − baseline [95% CI] | verdict | "
@@ -402,7 +403,7 @@ def task_table(results: dict[str, dict[str, Any]], task: str) -> str:
             variant = group["variant"] + (f" (= {group['shown_from']})"
                                           if group.get("shown_from") else "")
             rows.append(f"| {task}_{kind} | {variant} | {group['fraction']:g} | "
-                        f"{figures} | {_provenance([{'groups': [group]}])} |")
+                        f"{figures} | {_provenance([group])} |")
     if not rows:
         return (f"No measured runs of this task are committed yet (`results/{task}_*.json`, "
                 f"from `elmo-exp sweep experiments/ablations/{task}_<table>.jsonnet`).\n")

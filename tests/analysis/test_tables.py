@@ -208,6 +208,9 @@ def test_further_levers_get_a_row_each_once_run(tmp_path: Path) -> None:
     assert ("| NER | elmo_wide | 84.00 ± 1.00 (3) | +3.00 [+0.73, +5.27] † | "
             "a gain beyond seed noise | fedcba98 | — |") in text
     assert "| NER | elmo |" not in text  # Table 1's variants are not levers
+    table1 = text[:text.index("**Table 2**")]
+    assert "| — | 01234567 | — |" in table1  # the lever's biLM is not Table 1's
+    assert "fedcba98" not in table1
 
 
 def _perplexity_row(after_sha1: str, after: tuple[float, float, float],
