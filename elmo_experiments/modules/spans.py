@@ -18,6 +18,26 @@ def distance_buckets(distances: torch.Tensor) -> torch.Tensor:
     return torch.where(distances <= 4, distances, logs).clamp(max=DISTANCE_BUCKETS - 1)
 
 
+def _head_weights(encoded: torch.Tensor, spans: torch.Tensor, head_scorer: torch.nn.Module,
+                  max_width: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each span's tokens and their soft-head attention weights: positions (batch, n, w) (past
+    a span's end: its end again) and weights (batch, n, w) (0 past the end); w = max_width."""
+    starts, ends = spans[..., 0], spans[..., 1]  # (batch, n)
+    positions = starts[..., None] + torch.arange(max_width, device=spans.device)  # (batch, n, w)
+    inside = positions <= ends[..., None]
+    positions = torch.minimum(positions, ends[..., None])
+    logits = head_scorer(encoded).squeeze(-1)  # (batch, T)
+    head_logits = logits.gather(1, positions.flatten(1)).reshape(positions.shape)
+    return positions, masked_softmax(head_logits, inside)
+
+
+def _gather_tokens(values: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """values: (batch, T, c); positions: (batch, ...) -> (batch, ..., c)."""
+    batch, dim = values.shape[0], values.shape[-1]
+    flat = positions.reshape(batch, -1, 1).expand(-1, -1, dim)
+    return values.gather(1, flat).reshape(*positions.shape, dim)
+
+
 def span_representations(encoded: torch.Tensor, embedded: torch.Tensor, spans: torch.Tensor,
                          head_scorer: torch.nn.Module,
                          width_embedding: torch.nn.Embedding) -> torch.Tensor:
@@ -28,22 +48,34 @@ def span_representations(encoded: torch.Tensor, embedded: torch.Tensor, spans: t
     encoded: (batch, T, e); embedded: (batch, T, d); spans: (batch, n, 2) inclusive, at most
     ``width_embedding.num_embeddings`` tokens wide -> (batch, n, 2e + d + f)."""
     starts, ends = spans[..., 0], spans[..., 1]  # (batch, n)
-    dim = encoded.shape[-1]
-    first = encoded.gather(1, starts[..., None].expand(-1, -1, dim))
-    last = encoded.gather(1, ends[..., None].expand(-1, -1, dim))
-    offsets = torch.arange(width_embedding.num_embeddings, device=spans.device)
-    positions = starts[..., None] + offsets  # (batch, n, w)
-    inside = positions <= ends[..., None]
-    positions = torch.minimum(positions, ends[..., None])
-    logits = head_scorer(encoded).squeeze(-1)  # (batch, T)
-    head_logits = logits.gather(1, positions.flatten(1)).reshape(positions.shape)
-    weights = masked_softmax(head_logits, inside)  # (batch, n, w)
-    batch, n, width = positions.shape
-    words = embedded.gather(1, positions.reshape(batch, -1, 1).expand(
-        -1, -1, embedded.shape[-1])).reshape(batch, n, width, -1)  # (batch, n, w, d)
+    positions, weights = _head_weights(encoded, spans, head_scorer,
+                                       width_embedding.num_embeddings)  # (batch, n, w)
+    words = _gather_tokens(embedded, positions)  # (batch, n, w, d)
     head = (weights[..., None] * words).sum(2)  # (batch, n, d)
-    width_feature = width_embedding(ends - starts)  # (batch, n, f)
-    return torch.cat([first, last, head, width_feature], dim=-1)
+    return torch.cat([_gather_tokens(encoded, starts), _gather_tokens(encoded, ends), head,
+                      width_embedding(ends - starts)], dim=-1)
+
+
+def projected_span_representations(encoded: torch.Tensor, embedded: torch.Tensor,
+                                   spans: torch.Tensor, head_scorer: torch.nn.Module,
+                                   width_embedding: torch.nn.Embedding,
+                                   linear: torch.nn.Linear) -> torch.Tensor:
+    """``linear(span_representations(...))`` without building g: the linear map splits over
+    g's four parts, and each part is projected before it is gathered (every token once, not
+    once per span it is in; the head's weighted sum commutes with the map). The same function;
+    sums round differently. -> (batch, n, linear.out_features)."""
+    starts, ends = spans[..., 0], spans[..., 1]  # (batch, n)
+    e, d = encoded.shape[-1], embedded.shape[-1]
+    w_first, w_last, w_head, w_width = linear.weight.split(
+        [e, e, d, width_embedding.embedding_dim], dim=1)  # each (h, .)
+    positions, weights = _head_weights(encoded, spans, head_scorer,
+                                       width_embedding.num_embeddings)  # (batch, n, w)
+    project = torch.nn.functional.linear
+    head = (weights[..., None] * _gather_tokens(project(embedded, w_head), positions)).sum(2)
+    widths = project(width_embedding.weight, w_width, linear.bias)  # (max width, h)
+    return (_gather_tokens(project(encoded, w_first), starts)
+            + _gather_tokens(project(encoded, w_last), ends) + head
+            + widths[ends - starts])  # (batch, n, h)
 
 
 class SpanRepresentation(torch.nn.Module):

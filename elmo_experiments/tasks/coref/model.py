@@ -13,6 +13,8 @@ coreference model).
       and the dummy antecedent (not a mention, or the first of its entity) scoring 0
     training: the marginal log-likelihood of the gold antecedents (the dummy when none);
     decoding: each span's best antecedent; linked spans form the clusters.
+Both scorers apply their first linear layer part by part (the same function, computed faster):
+g is built for the kept spans only, and no pair's concatenation is built at all.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from elmo_experiments.modules.spans import (
     DISTANCE_BUCKETS,
     distance_buckets,
     enumerate_spans,
+    projected_span_representations,
     prune_spans,
     span_representations,
 )
@@ -93,6 +96,15 @@ class CoreferenceResolver(torch.nn.Module):
         the model's own, under their names)."""
         return span_representations(encoded, embedded, spans, self.head_scorer,
                                     self.width_embedding)
+
+    def _mention_scores(self, encoded: torch.Tensor, embedded: torch.Tensor,
+                        spans: torch.Tensor) -> torch.Tensor:
+        """s_m(g) of every candidate span -> (batch, n), without building g (the scorer's
+        first layer applied part by part: ``modules.spans.projected_span_representations``)."""
+        feedforward, output = self.mention_scorer
+        hidden = projected_span_representations(encoded, embedded, spans, self.head_scorer,
+                                                self.width_embedding, feedforward.layers[0])
+        return output(feedforward.layers[1:](hidden)).squeeze(-1)  # (batch, n)
 
     # -- antecedents -------------------------------------------------------------------------
     def _pair_features(self, spans: torch.Tensor, antecedents: torch.Tensor,
@@ -161,14 +173,12 @@ class CoreferenceResolver(torch.nn.Module):
         lengths = document_mask.reshape(batch, -1).sum(1)  # (batch,)
 
         spans, span_mask = enumerate_spans(sentence_ids, lengths, self.max_span_width)
-        span_embeddings = self._span_embeddings(encoded, words, spans)  # (batch, n, g)
-        mention_scores = self.mention_scorer(span_embeddings).squeeze(-1)  # (batch, n)
+        mention_scores = self._mention_scores(encoded, words, spans)  # (batch, n)
         keep = torch.minimum((lengths.float() * self.spans_per_word).floor().long().clamp(min=1),
                              span_mask.sum(1))
         kept, kept_mask = prune_spans(mention_scores, span_mask, keep)  # (batch, k)
         top_spans = spans.gather(1, kept[..., None].expand(-1, -1, 2))  # (batch, k, 2)
-        top_embeddings = span_embeddings.gather(
-            1, kept[..., None].expand(-1, -1, span_embeddings.shape[-1]))  # (batch, k, g)
+        top_embeddings = self._span_embeddings(encoded, words, top_spans)  # (batch, k, g)
         top_scores = mention_scores.gather(1, kept).masked_fill(~kept_mask, -1e4)  # (batch, k)
 
         k = top_spans.shape[1]

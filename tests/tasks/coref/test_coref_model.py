@@ -53,3 +53,43 @@ def test_blockwise_pair_scores_equal_the_concatenated_scorer(model: torch.nn.Mod
     torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
     for mine, theirs in zip(got_grads, want_grads, strict=True):
         torch.testing.assert_close(mine, theirs, rtol=1e-10, atol=1e-10)
+
+
+def test_projected_span_representations_equal_the_layer_over_g() -> None:
+    from elmo_experiments.modules.spans import (
+        projected_span_representations,
+        span_representations,
+    )
+
+    torch.manual_seed(2)
+    batch, tokens, e, d, f, width, h = 2, 9, 5, 4, 3, 4, 6
+    encoded = torch.randn(batch, tokens, e, dtype=torch.float64, requires_grad=True)
+    embedded = torch.randn(batch, tokens, d, dtype=torch.float64, requires_grad=True)
+    spans = torch.tensor([[[0, 0], [0, 3], [2, 4], [8, 8]],
+                          [[1, 2], [3, 6], [5, 5], [6, 7]]])  # (batch, n, 2), widths 1-4
+    head_scorer = torch.nn.Linear(e, 1).double()
+    width_embedding = torch.nn.Embedding(width, f).double()
+    linear = torch.nn.Linear(2 * e + d + f, h).double()
+    modules = [head_scorer, width_embedding, linear]
+    inputs = [encoded, embedded]
+
+    def values_and_grads(fn: Callable[[], torch.Tensor]
+                         ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        for module in modules:
+            module.zero_grad()
+        for tensor in inputs:
+            tensor.grad = None
+        out = fn()  # (batch, n, h)
+        (out * torch.linspace(-1, 1, out.numel()).reshape(out.shape)).sum().backward()
+        grads = [p.grad for m in modules for p in m.parameters() if p.grad is not None]
+        return out.detach(), [g.clone() for g in grads + [t.grad for t in inputs]]
+
+    got, got_grads = values_and_grads(lambda: projected_span_representations(
+        encoded, embedded, spans, head_scorer, width_embedding, linear))
+    want, want_grads = values_and_grads(lambda: linear(span_representations(
+        encoded, embedded, spans, head_scorer, width_embedding)))
+    assert got.shape == (batch, 4, h)
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
+    assert len(got_grads) == len(want_grads) == 7
+    for mine, theirs in zip(got_grads, want_grads, strict=True):
+        torch.testing.assert_close(mine, theirs, rtol=1e-10, atol=1e-10)
