@@ -50,6 +50,18 @@ from elmo_experiments.modules.spans import (
 GENRES = ("bc", "bn", "mz", "nw", "pt", "tc", "wb")  # OntoNotes' genres; others: unknown
 
 
+def _first_layer(scorer: torch.nn.Sequential) -> torch.nn.Linear:
+    """A scorer's (``Sequential(FeedForward, Linear)``) first linear layer, which the model
+    applies part by part to its input."""
+    return scorer[0].layers[0]
+
+
+def _after_first_layer(scorer: torch.nn.Sequential, hidden: torch.Tensor) -> torch.Tensor:
+    """The rest of the scorer on its first layer's output: (..., h) -> scores (...)."""
+    feedforward, output = scorer
+    return output(feedforward.layers[1:](hidden)).squeeze(-1)
+
+
 class CoreferenceResolver(torch.nn.Module):
     """Mentions and their antecedents over candidate spans; see the module docstring."""
 
@@ -101,10 +113,10 @@ class CoreferenceResolver(torch.nn.Module):
                         spans: torch.Tensor) -> torch.Tensor:
         """s_m(g) of every candidate span -> (batch, n), without building g (the scorer's
         first layer applied part by part: ``modules.spans.projected_span_representations``)."""
-        feedforward, output = self.mention_scorer
-        hidden = projected_span_representations(encoded, embedded, spans, self.head_scorer,
-                                                self.width_embedding, feedforward.layers[0])
-        return output(feedforward.layers[1:](hidden)).squeeze(-1)  # (batch, n)
+        hidden = projected_span_representations(
+            encoded, embedded, spans, self.head_scorer, self.width_embedding,
+            _first_layer(self.mention_scorer))  # (batch, n, h)
+        return _after_first_layer(self.mention_scorer, hidden)  # (batch, n)
 
     # -- antecedents -------------------------------------------------------------------------
     def _pair_features(self, spans: torch.Tensor, antecedents: torch.Tensor,
@@ -139,8 +151,7 @@ class CoreferenceResolver(torch.nn.Module):
 
         top_embeddings: (batch, k, g); antecedents: (batch, k, a) indices into the k spans;
         features: (batch, k, a, 3f) -> (batch, k, a)."""
-        feedforward, output = self.antecedent_scorer
-        first, rest = feedforward.layers[0], feedforward.layers[1:]
+        first = _first_layer(self.antecedent_scorer)
         batch, k, a = antecedents.shape
         g = top_embeddings.shape[-1]
         w_own, w_other, w_product, w_features = first.weight.split([g, g, g, features.shape[-1]],
@@ -154,7 +165,7 @@ class CoreferenceResolver(torch.nn.Module):
         hidden = (as_own[:, :, None] + as_other.reshape(batch, k, a, -1)
                   + linear(top_embeddings[:, :, None] * others, w_product)
                   + linear(features, w_features))  # (batch, k, a, h)
-        return output(rest(hidden)).squeeze(-1)
+        return _after_first_layer(self.antecedent_scorer, hidden)
 
     def forward(self, document: dict[str, torch.Tensor], document_mask: torch.Tensor,
                 metadata: list[dict[str, Any]] | None = None, **_: Any) -> dict[str, Any]:
