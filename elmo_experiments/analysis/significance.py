@@ -4,6 +4,10 @@ Welch's t interval for the difference of two means over seeds (unequal variances
 Welch-Satterthwaite degrees of freedom): ``elmo-exp tables`` gives each Table 1 row ELMo minus
 baseline with its 95% interval, and marks the cells of Tables 2 and 3 that fall below their
 row's best beyond seed noise. Fewer than two seeds on either side: no interval ("n too small").
+
+Beside it, for every Table 1 comparison and lever, the seed-paired t interval: a seed gives
+every variant of a sweep the same batches in the same order, so the per-seed differences
+cancel the noise the variants share (``paired``). Welch's interval stays the tables' verdict.
 """
 
 from __future__ import annotations
@@ -63,6 +67,30 @@ def welch(a: list[float], b: list[float], level: float = LEVEL) -> Difference | 
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
     half = t_quantile(0.5 + level / 2, df) * se
     return Difference(estimate, estimate - half, estimate + half, df, len(a), len(b), level)
+
+
+def paired(a: dict[int, float], b: dict[int, float], level: float = LEVEL
+           ) -> Difference | None:
+    """The t interval of the mean per-seed difference ``a[s] - b[s]`` over the seeds both ran
+    (n - 1 degrees of freedom); None when under 2 seeds are shared."""
+    seeds = sorted(a.keys() & b.keys())
+    if len(seeds) < 2:
+        return None
+    differences = [a[s] - b[s] for s in seeds]  # (n,)
+    estimate = statistics.fmean(differences)
+    se = statistics.stdev(differences) / math.sqrt(len(seeds))
+    df = float(len(seeds) - 1)
+    half = t_quantile(0.5 + level / 2, df) * se if se > 0 else 0.0
+    return Difference(estimate, estimate - half, estimate + half, df, len(seeds), len(seeds),
+                      level)
+
+
+def render_paired(a: dict[int, float] | None, b: dict[int, float] | None) -> str:
+    """A table cell for ``paired``: the interval, ``n too small``, or ``—`` when not run."""
+    if not a or not b:
+        return "—"
+    difference = paired(a, b)
+    return TOO_FEW if difference is None else difference.render()
 
 
 def render_difference(a: list[float] | None, b: list[float] | None) -> str:

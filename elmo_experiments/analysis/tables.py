@@ -15,11 +15,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.analysis.significance import TOO_FEW, render_difference, versus_best
+from elmo_experiments.analysis.significance import (
+    TOO_FEW,
+    render_difference,
+    render_paired,
+    versus_best,
+)
 from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.data.files import atomic_write, read_json
 from elmo_experiments.errors import DataError
-from elmo_experiments.sweeps.summary import mean_std
+from elmo_experiments.sweeps.spec import cell_name
+from elmo_experiments.sweeps.summary import mean_std, previous_runs
 
 # the command that measures it (a results file made before reproduction/ was called tasks/
 # records the script's old path)
@@ -52,7 +58,7 @@ def load_results(folder: str | Path) -> dict[str, dict[str, Any]]:
     for path in sorted(folder.rglob("*.json")):
         data = read_json(path)
         if isinstance(data, dict) and "sweep" in data and "groups" in data:
-            found[data["sweep"]] = data
+            found[data["sweep"]] = with_seeds(data)
         elif isinstance(data, dict) and "sets" in data:
             found[f"probe:wsd:{path.stem}"] = data
         elif isinstance(data, dict) and "tagset" in data and "layers" in data:
@@ -144,6 +150,20 @@ def in_table(task: str, results: dict[str, dict[str, Any]], kind: str) -> bool:
     return "table1" in expected(task).get("paper", {}) or f"{task}_{kind}" in results
 
 
+def with_seeds(summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` with each of its own groups' runs by seed (``by_seed``: seed -> metrics),
+    for the intervals paired by seed."""
+    runs = previous_runs(summary)
+    groups = []
+    for group in summary["groups"]:
+        if "same_as" not in group:
+            group = {**group, "by_seed": {
+                seed: runs[name]["metrics"] for seed in group["seeds"]
+                if (name := cell_name(group["variant"], group["fraction"], seed)) in runs}}
+        groups.append(group)
+    return {**summary, "groups": groups}
+
+
 def resolve_shared(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Every summary with its ``same_as`` groups replaced by the groups they name in the other
     sweep (marked ``shown_from``); one whose sweep is not committed is left out."""
@@ -202,6 +222,13 @@ def _values(group: dict[str, Any] | None, key: str) -> list[float] | None:
     """The seeds' figures of ``key`` in a group (None when not run)."""
     figure = (group or {}).get("metrics", {}).get(key)
     return list(figure.get("values") or []) or None if figure else None
+
+
+def _seeded(group: dict[str, Any] | None, key: str) -> dict[int, float] | None:
+    """Seed -> the run's figure of ``key`` in a group (None when not run)."""
+    found = {seed: float(metrics[key]) for seed, metrics in (group or {}).get("by_seed", {})
+             .items() if isinstance(metrics.get(key), int | float)}
+    return found or None
 
 
 def _main_rows(results: dict[str, dict[str, Any]]
@@ -355,6 +382,33 @@ def levers(results: dict[str, dict[str, Any]]) -> list[str]:
             "biLM (SHA-1) | word vectors (SHA-1) |", "|---|---|---|---|---|---|---|", *rows]
 
 
+def _per_seed(a: dict[int, float] | None, b: dict[int, float] | None) -> str:
+    shared = sorted((a or {}).keys() & (b or {}).keys())
+    return ", ".join(f"{s}: {a[s] - b[s]:+.2f}".replace("-", "−")  # type: ignore[index]
+                     for s in shared) or "—"
+
+
+def paired_by_seed(results: dict[str, dict[str, Any]]) -> list[str]:
+    """Every comparison with the baseline that Table 1, the evidence and the levers make, seed
+    by seed: the per-seed differences, Welch's interval and the seed-paired one."""
+    rows = []
+    for title, _info, summary, key in _main_rows(results):
+        baseline = _group(summary, "baseline")
+        for group in (summary or {}).get("groups", []):
+            if group["variant"] in ("baseline", "transformer") or not _values(group, key) \
+                    or not _values(baseline, key):
+                continue
+            ours, theirs = _seeded(group, key), _seeded(baseline, key)
+            rows.append(f"| {title} | {group['variant']} − baseline | "
+                        f"{_per_seed(ours, theirs)} | "
+                        f"{render_difference(_values(group, key), _values(baseline, key))} | "
+                        f"{render_paired(ours, theirs)} |")
+    if not rows:
+        return ["No comparison with a baseline is measured yet."]
+    return ["| task | comparison | per seed (seed: difference) | Welch [95% CI] | "
+            "paired by seed [95% CI] |", "|---|---|---|---|---|", *rows]
+
+
 def render_tables(folder: str | Path) -> str:
     """Tables 1, 2 and 3 as markdown, ours as mean ± std (n seeds); "—" where not run."""
     results = load_results(folder)
@@ -379,6 +433,12 @@ def render_tables(folder: str | Path) -> str:
              "", "**Further levers** (test sets), tried where fine-tuning left ELMo's gain "
              "within seed noise; each variant is described in "
              "`experiments/lib/ablations.libsonnet`.", "", *levers(results),
+             "", "**Paired by seed** (test sets; SQuAD: dev): a seed gives every variant of a "
+             "sweep the same batches in the same order, so part of the seeds' spread is shared "
+             "and cancels in the per-seed differences. The paired t interval (n − 1 degrees of "
+             "freedom over the seeds both variants ran) is given for every comparison above, "
+             "beside Welch's, which ignores the pairing and stays the verdict of the tables "
+             "above; † marks an interval that excludes 0.", "", *paired_by_seed(results),
              *continued_tables(results),
              "", "**Domain fine-tuning** (the paper's supplement A.1): perplexity of each "
              "task's dev text.", "", *finetuning_table(results),

@@ -1,4 +1,5 @@
-"""Welch's interval and the Tables 2-3 marks against hand-computed examples."""
+"""Welch's and the seed-paired intervals, and the Tables 2-3 marks, against hand-computed
+examples."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import pytest
 
 from elmo_experiments.analysis.significance import (
     TOO_FEW,
+    paired,
     render_difference,
+    render_paired,
     t_quantile,
     versus_best,
     welch,
@@ -56,3 +59,39 @@ def test_marks_against_the_row_best() -> None:
     assert marks == {"a": "≈", "b": "▼", "c": "best", "d": TOO_FEW}
     assert versus_best({"a": [1.0], "b": [2.0]}) == {"a": TOO_FEW, "b": TOO_FEW}
     assert versus_best({"a": [1.0, 2.0]}) == {}
+
+
+def test_paired_interval_matches_the_hand_computation() -> None:
+    # a - b over seeds 1-3: 1, 2, 3 (seed 4 ran on one side only and is left out):
+    # mean 2, s = 1, se = 1/sqrt(3) = 0.577350; t(0.975, 2) = 4.302653 (printed tables);
+    # half width 2.484138.
+    a = {1: 11.0, 2: 22.0, 3: 33.0, 4: 100.0}
+    b = {1: 10.0, 2: 20.0, 3: 30.0}
+    difference = paired(a, b)
+    assert difference is not None
+    assert (difference.n_a, difference.df) == (3, 2.0)
+    assert difference.estimate == pytest.approx(2.0)
+    assert difference.low == pytest.approx(2.0 - 2.484138, abs=1e-5)
+    assert difference.high == pytest.approx(2.0 + 2.484138, abs=1e-5)
+    assert render_paired(a, b) == "+2.00 [−0.48, +4.48]"
+    # the same values unpaired: Welch's interval is far wider (the seeds' spread is shared)
+    assert welch(list(a.values())[:3], list(b.values())).high > 20  # type: ignore[union-attr]
+
+
+def test_a_steady_per_seed_gain_excludes_zero_only_when_paired() -> None:
+    # the noise shared by both sides (10, 20, 30) cancels in the per-seed differences
+    # 0.9, 1.0, 1.1: mean 1, s = 0.1, half width 4.302653 * 0.1 / sqrt(3) = 0.248414
+    a = {1: 10.9, 2: 21.0, 3: 31.1}
+    b = {1: 10.0, 2: 20.0, 3: 30.0}
+    difference = paired(a, b)
+    assert difference is not None and difference.excludes_zero
+    assert difference.low == pytest.approx(1.0 - 0.248414, abs=1e-5)
+    assert not welch(list(a.values()), list(b.values())).excludes_zero  # type: ignore[union-attr]
+
+
+def test_paired_needs_two_shared_seeds() -> None:
+    assert paired({1: 1.0, 2: 2.0}, {2: 1.0, 3: 2.0}) is None
+    assert render_paired({1: 1.0, 2: 2.0}, {2: 1.0, 3: 2.0}) == TOO_FEW
+    assert render_paired(None, {1: 1.0}) == "—"
+    steady = paired({1: 2.0, 2: 3.0}, {1: 1.0, 2: 2.0})  # no spread: a zero-width interval
+    assert steady is not None and (steady.low, steady.high) == (1.0, 1.0)

@@ -213,6 +213,30 @@ def test_further_levers_get_a_row_each_once_run(tmp_path: Path) -> None:
     assert "fedcba98" not in table1
 
 
+def test_paired_intervals_match_the_runs_seed_by_seed(tmp_path: Path) -> None:
+    # the runs as a summary keeps them (cells in any order): baseline 80, 82, 84 and ELMo
+    # 81, 83.1, 84.9 on seeds 1-3, so per seed +1.0, +1.1, +0.9: mean 1, s = 0.1, half width
+    # t(0.975, 2) * 0.1 / sqrt(3) = 4.302653 * 0.057735 = 0.25. Welch's, on the same values,
+    # keeps the shared spread: s² 3.81 and 4, se = sqrt(3.81/3 + 4/3) = 1.6135, df = 3.997,
+    # half width 2.777 * 1.6135 = 4.48.
+    runs = {("baseline", 3): 84.0, ("elmo", 2): 83.1, ("baseline", 1): 80.0,
+            ("elmo", 3): 84.9, ("baseline", 2): 82.0, ("elmo", 1): 81.0}
+    summary = _summary("ner_main", [
+        _group("baseline", {"test_conlleval_f1": _seeds(80.0, 82.0, 84.0)}),
+        _group("elmo", {"test_conlleval_f1": _seeds(81.0, 83.1, 84.9)})])
+    summary["cells"] = [{"name": f"{variant}-frac1-seed{seed}", "status": "trained",
+                         "run": {"metrics": {"test_conlleval_f1": value}}}
+                        for (variant, seed), value in runs.items()]
+    (tmp_path / "ner_main.json").write_text(json.dumps(summary))
+    text = render_tables(tmp_path)
+    assert ("| NER | elmo − baseline | 1: +1.00, 2: +1.10, 3: +0.90 | +1.00 [−3.48, +5.48] | "
+            "+1.00 [+0.75, +1.25] † |") in text
+    # a summary written before cells kept their runs: rebuilt from the groups' seed order
+    summary["cells"] = []
+    (tmp_path / "ner_main.json").write_text(json.dumps(summary))
+    assert "+1.00 [+0.75, +1.25] † |" in render_tables(tmp_path)
+
+
 def _perplexity_row(after_sha1: str, after: tuple[float, float, float],
                     run: dict) -> dict:
     """A task's row of a perplexity table: gutenberg's NER dev text, then ``after``'s
