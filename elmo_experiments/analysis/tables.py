@@ -383,9 +383,11 @@ def levers(results: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def _per_seed(a: dict[int, float] | None, b: dict[int, float] | None) -> str:
-    shared = sorted((a or {}).keys() & (b or {}).keys())
-    return ", ".join(f"{s}: {a[s] - b[s]:+.2f}".replace("-", "−")  # type: ignore[index]
-                     for s in shared) or "—"
+    """``1: +0.69, 2: +0.94``: ``a - b`` on each seed both ran."""
+    if not a or not b:
+        return "—"
+    return ", ".join(f"{s}: {a[s] - b[s]:+.2f}".replace("-", "−")
+                     for s in sorted(a.keys() & b.keys())) or "—"
 
 
 def paired_by_seed(results: dict[str, dict[str, Any]]) -> list[str]:
