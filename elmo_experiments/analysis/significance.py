@@ -105,16 +105,18 @@ def versus_best(values: dict[str, list[float]]) -> dict[str, str]:
     """For each column of a row (its seeds' values), how it stands against the row's best
     mean: ``best``, ``≈`` (within seed noise of it), ``▼`` (below it beyond seed noise), or
     ``n too small``; columns without values are left out, and a row with one column has no
-    marks. The best column is the highest mean among those with at least two seeds."""
+    marks. The best column is the highest mean among those with at least two seeds; where a
+    column with fewer has a higher mean, it is marked ``best of n ≥ 2`` instead."""
     run = {name: v for name, v in values.items() if v}
     ranked = [name for name, v in run.items() if len(v) >= 2]
     if len(run) < 2 or not ranked:
         return {name: TOO_FEW for name, v in run.items() if len(v) < 2} if len(run) > 1 else {}
     best = max(ranked, key=lambda name: statistics.fmean(run[name]))
+    top = max(statistics.fmean(v) for v in run.values())
     marks = {}
     for name, v in run.items():
         if name == best:
-            marks[name] = "best"
+            marks[name] = "best" if statistics.fmean(v) >= top else "best of n ≥ 2"
             continue
         difference = welch(v, run[best])
         marks[name] = TOO_FEW if difference is None else (

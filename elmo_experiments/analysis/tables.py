@@ -422,7 +422,8 @@ def render_tables(folder: str | Path) -> str:
              *ablation(results, "table2"), "",
              "**Table 3** (development sets): where ELMo goes.", "", *ablation(results, "table3"),
              "", "\\* the same runs as Table 1's (the same config and seeds; dev metric). "
-             "Against the row's best column (the highest mean over at least 2 seeds): ≈ within "
+             "Against the row's best column (the highest mean over at least 2 seeds; \"best of n "
+             "≥ 2\" where a column with fewer seeds has a higher mean): ≈ within "
              "seed noise of it, ▼ below it beyond seed noise (Welch's 95% interval of the "
              "difference excludes 0); \"n too small\": fewer than 2 seeds. In Table 1, † marks "
              "a difference whose 95% interval (Welch's t over seeds) excludes 0. \"word vectors\": "

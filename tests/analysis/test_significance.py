@@ -56,8 +56,12 @@ def test_fewer_than_two_seeds_give_no_interval() -> None:
 def test_marks_against_the_row_best() -> None:
     marks = versus_best({"a": [90.0, 90.5, 91.0], "b": [80.0, 80.5, 81.0],
                          "c": [89.0, 91.0, 92.0], "d": [99.0], "e": []})
-    assert marks == {"a": "≈", "b": "▼", "c": "best", "d": TOO_FEW}
+    assert marks == {"a": "≈", "b": "▼", "c": "best of n ≥ 2", "d": TOO_FEW}
     assert versus_best({"a": [1.0], "b": [2.0]}) == {"a": TOO_FEW, "b": TOO_FEW}
+    # a higher mean on one seed: the best of the columns with two seeds says so
+    assert versus_best({"a": [40.0, 41.0], "b": [45.0], "c": [30.0, 31.0]}) == {
+        "a": "best of n ≥ 2", "b": TOO_FEW, "c": "▼"}
+    assert versus_best({"a": [40.0, 41.0], "b": [35.0]}) == {"a": "best", "b": TOO_FEW}
     assert versus_best({"a": [1.0, 2.0]}) == {}
 
 

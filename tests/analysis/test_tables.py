@@ -190,7 +190,7 @@ def test_differences_and_marks_come_from_the_seeds(tmp_path: Path) -> None:
         "n too small | 01234567 | — |" in text
     assert ("| NER | +2.1 | +5.00 [+2.73, +7.27] † | a gain beyond seed noise | n too small | "
             "fewer than 2 seeds |") in text
-    assert ("| SST-5 | 41.00 ± 1.00 (3) ▼ | 48.00 ± 1.00 (3) best | 47.67 ± 1.53 (3) ≈ | "
+    assert ("| SST-5 | 41.00 ± 1.00 (3) ▼ | 48.00 ± 1.00 (3) best of n ≥ 2 | 47.67 ± 1.53 (3) ≈ | "
             "50.00 (1) n too small | 01234567 | — |") in text
 
 
