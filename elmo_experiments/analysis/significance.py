@@ -86,18 +86,16 @@ def paired(a: dict[int, float], b: dict[int, float], level: float = LEVEL
 
 
 def render_paired(a: dict[int, float] | None, b: dict[int, float] | None) -> str:
-    """A table cell for ``paired``: the interval, ``n too small``, or ``—`` when not run."""
-    if not a or not b:
-        return "—"
-    difference = paired(a, b)
-    return TOO_FEW if difference is None else difference.render()
+    """A table cell for ``paired`` (see ``render_difference``)."""
+    return "—" if not a or not b else _cell(paired(a, b))
 
 
 def render_difference(a: list[float] | None, b: list[float] | None) -> str:
     """A table cell: the interval, ``n too small``, or ``—`` when a side was not run."""
-    if not a or not b:
-        return "—"
-    difference = welch(a, b)
+    return "—" if not a or not b else _cell(welch(a, b))
+
+
+def _cell(difference: Difference | None) -> str:
     return TOO_FEW if difference is None else difference.render()
 
 

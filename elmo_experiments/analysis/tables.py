@@ -396,15 +396,18 @@ def paired_by_seed(results: dict[str, dict[str, Any]]) -> list[str]:
     rows = []
     for title, _info, summary, key in _main_rows(results):
         baseline = _group(summary, "baseline")
+        base_values, base_seeded = _values(baseline, key), _seeded(baseline, key)
+        if not base_values:
+            continue
         for group in (summary or {}).get("groups", []):
-            if group["variant"] in ("baseline", "transformer") or not _values(group, key) \
-                    or not _values(baseline, key):
+            values = _values(group, key)
+            if group["variant"] in ("baseline", "transformer") or not values:
                 continue
-            ours, theirs = _seeded(group, key), _seeded(baseline, key)
+            seeded = _seeded(group, key)
             rows.append(f"| {title} | {group['variant']} − baseline | "
-                        f"{_per_seed(ours, theirs)} | "
-                        f"{render_difference(_values(group, key), _values(baseline, key))} | "
-                        f"{render_paired(ours, theirs)} |")
+                        f"{_per_seed(seeded, base_seeded)} | "
+                        f"{render_difference(values, base_values)} | "
+                        f"{render_paired(seeded, base_seeded)} |")
     if not rows:
         return ["No comparison with a baseline is measured yet."]
     return ["| task | comparison | per seed (seed: difference) | Welch [95% CI] | "
