@@ -201,6 +201,36 @@ def evaluate(run_dir: str, data_file: str, weights: str, device: str, prediction
 
 
 @cli.command()
+@click.argument("run_a", metavar="RUN_A", type=click.Path(exists=True))
+@click.argument("run_b", metavar="RUN_B", type=click.Path(exists=True))
+@click.argument("data_file", required=False)
+@click.option("--metric", help="the figure to compare (default: the runs' validation metric)")
+@click.option("--samples", default=10_000, show_default=True, type=click.IntRange(min=1),
+              help="bootstrap draws")
+@click.option("--seed", default=0, show_default=True, help="the draws' random seed")
+@click.option("--weights", default="best.pt", show_default=True, help="checkpoint in each run")
+@DEVICE_OPTION
+@click.option("--output", type=click.Path(dir_okay=False), help="also write the JSON here")
+def compare(run_a: str, run_b: str, data_file: str | None, metric: str | None, samples: int,
+            seed: int, weights: str, device: str, output: str | None) -> None:
+    """Paired bootstrap of RUN_B's score minus RUN_A's on DATA_FILE (default: their test data).
+
+    Both runs (run directories or model.tar.gz) predict DATA_FILE; its units (documents,
+    articles, sentences or instances, by task) are drawn again with replacement SAMPLES times
+    and both are scored on each draw. Prints both figures, the difference, its 95% interval
+    and the two-sided p-value as JSON.
+    """
+    from elmo_experiments.compare import compare_runs
+
+    result = compare_runs(run_a, run_b, data_file, metric, samples, seed, weights, device)
+    if output:
+        from elmo_experiments.data.files import atomic_write_text
+
+        atomic_write_text(output, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    _print_json(result)
+
+
+@cli.command()
 @RUN_ARGUMENT
 @click.argument("input_file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--text", "raw_text", is_flag=True,

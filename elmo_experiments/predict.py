@@ -27,16 +27,24 @@ def evaluate_file(run_dir: str | Path, data_file: str | Path, weights: str = "be
     if official_path and run.dataset_metric is None:
         raise ConfigError(["dataset_metric: not set, so this run has no official output "
                            "format to write"], source=str(run_dir))
-    instances = run.reader.read(data_file)
-    check_not_empty("evaluation", str(data_file), instances, run.reader)
-    predictions: list[dict[str, Any]] = []
-    loader = _loader(run, instances, str(data_file))
-    metrics = evaluate(run.model, loader, predictions, dataset_metric=run.dataset_metric)
+    instances, predictions, metrics = evaluation_pass(run, data_file)
     if predictions_path:
         atomic_write_text(predictions_path, "".join(json.dumps(r) + "\n" for r in predictions))
     if official_path and run.dataset_metric is not None:
         run.dataset_metric.write(instances, predictions, official_path)
     return metrics
+
+
+def evaluation_pass(run: Assembled, data_file: str | Path
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """The run's instances of ``data_file``, its predictions for them (input order) and its
+    metrics on them (its dataset_metric's too)."""
+    instances = run.reader.read(data_file)
+    check_not_empty("evaluation", str(data_file), instances, run.reader)
+    predictions: list[dict[str, Any]] = []
+    loader = _loader(run, instances, str(data_file))
+    metrics = evaluate(run.model, loader, predictions, dataset_metric=run.dataset_metric)
+    return instances, predictions, metrics
 
 
 def _read_input(path: str, raw_text: bool, reader: Any, language: str | None = None

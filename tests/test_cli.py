@@ -112,6 +112,31 @@ def test_score_ner_report(tmp_path):
     )
 
 
+def test_compare_bootstraps_two_runs_on_their_test_data(run_dir, tmp_path):
+    short = tmp_path / "short"
+    trained = elmo_exp("train", "experiments/ner_baseline.jsonnet", "-s", str(short),
+                       *TRAIN_ARGS, "-o", "trainer.num_epochs=1")
+    assert trained.returncode == 0, trained.stderr
+    output = tmp_path / "compare.json"
+    result = elmo_exp("compare", str(short), str(run_dir), "--metric", "conlleval_f1",
+                      "--samples", "300", "--output", str(output))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert json.loads(output.read_text()) == report
+    bootstrap = report["bootstrap"]
+    for side, run in (("a", short), ("b", run_dir)):  # the whole test set, as training scored it
+        test_f1 = json.loads((run / "metrics.json").read_text())["test_conlleval_f1"]
+        assert report[side]["conlleval_f1"] == pytest.approx(test_f1, abs=1e-9)
+        assert bootstrap[side] == report[side]["conlleval_f1"]
+    assert report["unit"] == "sentence" and bootstrap["units"] == 20
+    assert bootstrap["difference"] == pytest.approx(bootstrap["b"] - bootstrap["a"])
+    assert bootstrap["low"] <= bootstrap["difference"] <= bootstrap["high"]
+    assert 0 <= bootstrap["p_value"] <= 1 and bootstrap["samples"] == 300
+    wrong = elmo_exp("compare", str(short), str(run_dir), "--metric", "srl_f1")
+    assert wrong.returncode == 1
+    assert "--metric srl_f1: Conlleval reports conlleval_precision" in wrong.stderr
+
+
 def test_score_missing_file_is_one_line():
     result = elmo_exp("score", "ner", "no/such/file.txt")
     assert result.returncode == 1

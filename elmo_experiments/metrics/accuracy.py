@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
-from elmo_experiments.metrics.metric import State
+from elmo_experiments.metrics.metric import State, Unit
 
 
 class CategoricalAccuracy:
@@ -37,3 +39,25 @@ class CategoricalAccuracy:
 
     def merge(self, state: State) -> None:
         self.add(state["correct"], state["total"])
+
+
+class LabelAccuracy:
+    """Accuracy, in percent, of the predicted labels (the predictions' ``label``) against the
+    instances' gold ``label``: a classifier's accuracy over an evaluation pass, one unit per
+    instance (what the paired bootstrap resamples where a task has no dataset metric)."""
+
+    names = ("accuracy",)
+
+    def units(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
+              ) -> list[Unit]:
+        units = []
+        for number, (instance, record) in enumerate(zip(instances, predictions, strict=True)):
+            if instance.get("label") is None:
+                raise ValueError(f"instance {number}: no gold label to score against")
+            units.append((f"instance {number}",
+                          {"correct": int(record["label"] == instance["label"]), "total": 1}))
+        return units
+
+    def from_state(self, state: State) -> dict[str, float]:
+        correct, count = state.get("correct", 0), state.get("total", 0)
+        return {"accuracy": 100.0 * correct / count if count else 0.0}

@@ -2,7 +2,9 @@
 metrics that score a whole evaluation pass's predictions (often through an official format).
 
 A streamed metric's ``state`` is plain counts; ``merge`` adds another replica's counts, so the
-processes of a multi-process run can combine theirs before ``compute``.
+processes of a multi-process run can combine theirs before ``compute``. A dataset metric is
+computed the same way, from the sum of its units' counts (a unit: a document, a sentence, a
+question), which is what lets the paired bootstrap resample units (``analysis.bootstrap``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 State = dict[str, Any]  # numbers, or dicts of numbers (per chunk type), all of them sums
+Unit = tuple[str, State]  # a resampling unit's name (a document's) and its counts
 
 
 class Metric(Protocol):
@@ -30,11 +33,23 @@ class Metric(Protocol):
     def merge(self, state: State) -> None: ...
 
 
-class DatasetMetric(Protocol):
-    """Scores a dataset's instances against the model's predictions for them (``human_readable``
-    records, in input order), and writes them in the task's official scorer format."""
+class UnitMetric(Protocol):
+    """Figures over an evaluation pass from additive counts per unit. ``units`` gives each
+    unit's counts, in input order (a name may recur: its counts add up); ``from_state`` turns
+    summed counts into the figures."""
 
     names: tuple[str, ...]
+
+    def units(self, instances: list[dict[str, Any]],
+              predictions: list[dict[str, Any]]) -> list[Unit]: ...
+
+    def from_state(self, state: State) -> dict[str, float]: ...
+
+
+class DatasetMetric(UnitMetric, Protocol):
+    """Scores a dataset's instances against the model's predictions for them (``human_readable``
+    records, in input order), and writes them in the task's official scorer format.
+    ``compute`` is ``from_state(total(units(...)))``."""
 
     def compute(self, instances: list[dict[str, Any]],
                 predictions: list[dict[str, Any]]) -> dict[str, float]: ...
@@ -52,6 +67,14 @@ def add_states(total: State, other: State) -> State:
         else:
             out[key] = out.get(key, 0) + value
     return out
+
+
+def total(units: Iterable[Unit]) -> State:
+    """The sum of the units' counts, in order."""
+    state: State = {}
+    for _, counts in units:
+        state = add_states(state, counts)
+    return state
 
 
 def compute_all(metrics: Iterable[Metric], reset: bool = False) -> dict[str, float]:

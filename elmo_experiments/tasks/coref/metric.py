@@ -73,6 +73,7 @@ from elmo_experiments.config.registry import register
 from elmo_experiments.data.files import atomic_write, resolve_data_path
 from elmo_experiments.data.readers.conll2012 import iter_parts
 from elmo_experiments.errors import DataError
+from elmo_experiments.metrics.metric import State, Unit, total
 
 Span = tuple[int, int]
 Clusters = Sequence[Sequence[Span]]
@@ -311,27 +312,41 @@ def figures(counts: Counts) -> dict[str, float]:
             "precision_numerator": precision_num, "precision_denominator": precision_den}
 
 
+_PARTS = ("recall_numerator", "recall_denominator", "precision_numerator",
+          "precision_denominator")
+
+
+def document_state(key: Clusters, response: Clusters) -> State:
+    """One document's counts, scorer by scorer (``muc``, ``b3``, ``ceafe``, ``mentions``: each
+    ``{recall_numerator: .., ..}``), and ``repeated_mentions`` (response repeats removed)."""
+    document = _document(key, response)
+    state: State = {name: dict(zip(_PARTS, scorer(document), strict=True))
+                    for name, scorer in _SCORERS.items()}
+    state["repeated_mentions"] = len(document.removed)
+    return state
+
+
+def state_figures(state: State) -> dict[str, Any]:
+    """``muc``, ``b3``, ``ceafe`` and ``mentions`` (each ``figures``) and ``conll_f1`` (the
+    mean of the three F1s) from summed ``document_state``s."""
+    result: dict[str, Any] = {}
+    for name in _SCORERS:
+        parts = state.get(name, {})
+        recall_num, recall_den, precision_num, precision_den = (parts.get(p, 0) for p in _PARTS)
+        result[name] = figures((recall_num, int(recall_den), precision_num, int(precision_den)))
+    result["conll_f1"] = sum(result[name]["f1"] for name, _ in METRICS) / len(METRICS)
+    return result
+
+
 def score_documents(keys: Sequence[Clusters], responses: Sequence[Clusters]) -> dict[str, Any]:
     """The scorer's totals over documents (pairs of key and response clusters, summed in this
-    order): ``muc``, ``b3``, ``ceafe`` and ``mentions`` (each ``figures``), ``conll_f1`` (the
-    mean of the three F1s), ``documents`` and ``repeated_mentions`` (response repeats removed)."""
+    order): ``state_figures``, ``documents`` and ``repeated_mentions``."""
     if len(keys) != len(responses):
         raise ValueError(f"{len(keys)} key documents but {len(responses)} responses")
-    totals: dict[str, list[float]] = {name: [0, 0, 0, 0] for name in _SCORERS}
-    repeated = 0
-    for key, response in zip(keys, responses, strict=True):
-        document = _document(key, response)
-        repeated += len(document.removed)
-        for name, scorer in _SCORERS.items():
-            for index, value in enumerate(scorer(document)):
-                totals[name][index] += value
-    result: dict[str, Any] = {
-        name: figures((total[0], int(total[1]), total[2], int(total[3])))
-        for name, total in totals.items()}
-    result["conll_f1"] = sum(result[name]["f1"] for name, _ in METRICS) / len(METRICS)
-    result["documents"] = len(keys)
-    result["repeated_mentions"] = repeated
-    return result
+    state = total((str(number), document_state(key, response))
+                  for number, (key, response) in enumerate(zip(keys, responses, strict=True)))
+    return {**state_figures(state), "documents": len(keys),
+            "repeated_mentions": state.get("repeated_mentions", 0)}
 
 
 # --- files -------------------------------------------------------------------------------------
@@ -632,11 +647,16 @@ class ConllCoref:
             written.append(_Written(name, document_id, part, sentences, *cells))
         return written
 
-    def compute(self, instances: list[dict[str, Any]],
-                predictions: list[dict[str, Any]]) -> dict[str, float]:
-        documents = self.documents(instances, predictions)
-        result = score_documents([_as_read(d.key_cells) for d in documents],
-                                 [_as_read(d.response_cells) for d in documents])
+    def units(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
+              ) -> list[Unit]:
+        """One unit per document (``document_id``; its parts and windows add up): the counts
+        of its clusters as they read back from the written files."""
+        return [(str(d.document_id), document_state(_as_read(d.key_cells),
+                                                    _as_read(d.response_cells)))
+                for d in self.documents(instances, predictions)]
+
+    def from_state(self, state: State) -> dict[str, float]:
+        result = state_figures(state)
         values: dict[str, float] = {}
         for ours, name in (("muc", "muc"), ("b3", "b3"), ("ceafe", "ceafe"),
                            ("mentions", "mention")):
@@ -646,6 +666,10 @@ class ConllCoref:
             values[f"coref_{figure}"] = sum(result[ours][figure] for ours, _ in METRICS) / 3
         values["coref_f1"] = result["conll_f1"]
         return values
+
+    def compute(self, instances: list[dict[str, Any]],
+                predictions: list[dict[str, Any]]) -> dict[str, float]:
+        return self.from_state(total(self.units(instances, predictions)))
 
     def write(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]],
               path: str | Path) -> None:

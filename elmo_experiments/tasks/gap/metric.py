@@ -18,13 +18,14 @@ per example, ``ID<TAB>A-coref<TAB>B-coref`` with TRUE or FALSE.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from elmo_experiments.config.registry import register
 from elmo_experiments.data.files import atomic_write_text, iter_lines, resolve_data_path
 from elmo_experiments.errors import DataError
+from elmo_experiments.metrics.metric import State, Unit, total
 
 POOLS = (("overall", "Overall"), ("masculine", "Masculine"), ("feminine", "Feminine"))
 GENDER_POOL = {"M": "masculine", "F": "feminine"}
@@ -183,15 +184,24 @@ class GapMetric:
              "gap_masculine_recall", "gap_masculine_f1", "gap_feminine_precision",
              "gap_feminine_recall", "gap_feminine_f1", "gap_bias")
 
+    def units(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
+              ) -> list[Unit]:
+        """One unit per example (``id``): its decisions' counts in each pool."""
+        units = []
+        for instance, record in zip(instances, predictions, strict=True):
+            gold = Example(_meta(instance, "a_coref"), _meta(instance, "b_coref"),
+                           _meta(instance, "gender"))
+            pools = count({"": gold}, {"": Example(record["a_coref"], record["b_coref"])})
+            units.append((str(_meta(instance, "id")),
+                          {name: asdict(counts) for name, counts in pools.items()}))
+        return units
+
+    def from_state(self, state: State) -> dict[str, float]:
+        return figures({name: Counts(**state.get(name, {})) for name, _ in POOLS})
+
     def compute(self, instances: list[dict[str, Any]],
                 predictions: list[dict[str, Any]]) -> dict[str, float]:
-        gold, system = {}, {}
-        for number, (instance, record) in enumerate(zip(instances, predictions, strict=True)):
-            key = f"{_meta(instance, 'id')}\t{number}"  # unique even if an ID repeats
-            gold[key] = Example(_meta(instance, "a_coref"), _meta(instance, "b_coref"),
-                                _meta(instance, "gender"))
-            system[key] = Example(record["a_coref"], record["b_coref"])
-        return figures(count(gold, system))
+        return self.from_state(total(self.units(instances, predictions)))
 
     def write(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]],
               path: str | Path) -> None:

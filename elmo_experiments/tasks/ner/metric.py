@@ -10,6 +10,7 @@ from typing import Any
 from elmo_experiments.config.registry import register
 from elmo_experiments.data.files import atomic_write_text
 from elmo_experiments.data.tag_schemes import convert_tags
+from elmo_experiments.metrics.metric import State, Unit, total
 from elmo_experiments.metrics.span_f1 import SpanF1
 
 
@@ -38,12 +39,24 @@ class Conlleval:
             yield (instance["tokens"], self._written(instance["tags"], self.label_encoding),
                    self._written(record["tags"], self.data_encoding))
 
+    def units(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
+              ) -> list[Unit]:
+        """One unit per sentence: its chunk counts (conlleval's state at the sentence's end)."""
+        units = []
+        for number, (_, gold, guess) in enumerate(self.sentences(instances, predictions)):
+            metric = SpanF1(iobes=False)  # IOB1/BIO input: counted exactly as conlleval.pl counts
+            metric.update([gold], [guess])
+            units.append((f"sentence {number}", metric.state()))
+        return units
+
+    def from_state(self, state: State) -> dict[str, float]:
+        metric = SpanF1(iobes=False)
+        metric.merge(state)
+        return {f"conlleval_{key}": value for key, value in metric.compute().items()}
+
     def compute(self, instances: list[dict[str, Any]],
                 predictions: list[dict[str, Any]]) -> dict[str, float]:
-        metric = SpanF1(iobes=False)  # IOB1/BIO input: counted exactly as conlleval.pl counts
-        for _, gold, guess in self.sentences(instances, predictions):
-            metric.update([gold], [guess])
-        return {f"conlleval_{key}": value for key, value in metric.compute().items()}
+        return self.from_state(total(self.units(instances, predictions)))
 
     def write(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]],
               path: str | Path) -> None:

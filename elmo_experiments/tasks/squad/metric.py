@@ -17,6 +17,7 @@ from typing import Any
 from elmo_experiments.config.registry import register
 from elmo_experiments.data.files import atomic_write, load_data_json, resolve_data_path
 from elmo_experiments.errors import DataError
+from elmo_experiments.metrics.metric import State, Unit, total
 
 logger = logging.getLogger("elmo_experiments")
 
@@ -170,21 +171,32 @@ class SquadMetric:
 
     names = ("exact_match", "f1")
 
-    def compute(self, instances: list[dict[str, Any]],
-                predictions: list[dict[str, Any]]) -> dict[str, float]:
-        exact = f1 = 0.0
+    def units(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
+              ) -> list[Unit]:
+        """One unit per article (``title``; the question id where there is none): each
+        question adds its exact match and F1 (0 or 1, and 0 to 1) and counts once."""
+        units = []
         for instance, record in zip(instances, predictions, strict=True):
             if record["id"] != instance["id"]:
                 raise ValueError(f"prediction for question {record['id']} paired with "
                                  f"question {instance['id']}")
             question_exact, question_f1 = question_scores(record["answer"],
                                                           list(instance["answers"]))
-            exact += question_exact
-            f1 += question_f1
-        count = len(instances)
+            article = instance.get("title") or f"question {instance['id']}"
+            units.append((str(article), {"exact_match": question_exact, "f1": question_f1,
+                                         "questions": 1}))
+        return units
+
+    def from_state(self, state: State) -> dict[str, float]:
+        count = state.get("questions", 0)
         if count == 0:
             return {"exact_match": 0.0, "f1": 0.0}
-        return {"exact_match": 100.0 * exact / count, "f1": 100.0 * f1 / count}
+        return {"exact_match": 100.0 * state["exact_match"] / count,
+                "f1": 100.0 * state["f1"] / count}
+
+    def compute(self, instances: list[dict[str, Any]],
+                predictions: list[dict[str, Any]]) -> dict[str, float]:
+        return self.from_state(total(self.units(instances, predictions)))
 
     def write(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]],
               path: str | Path) -> None:

@@ -46,6 +46,7 @@ from typing import Any, NamedTuple
 from elmo_experiments.config.registry import register
 from elmo_experiments.data.files import atomic_write, iter_lines, resolve_data_path
 from elmo_experiments.errors import DataError
+from elmo_experiments.metrics.metric import State, Unit, total
 from elmo_experiments.tasks.srl.tags import (
     BracketError,
     Span,
@@ -356,17 +357,36 @@ class SrlEval:
     def sentences(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
                   ) -> tuple[list[PropsSentence], list[PropsSentence]]:
         """(gold, predicted) props sentences, ordered by ``sentence_id``."""
+        pairs = self._pairs(instances, predictions).values()
+        return [gold for gold, _ in pairs], [predicted for _, predicted in pairs]
+
+    def _pairs(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
+               ) -> dict[Any, tuple[PropsSentence, PropsSentence]]:
+        """``sentence_id`` -> (gold, predicted) props sentence, in ``sentence_id`` order."""
         groups: dict[Any, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
         for instance, record in zip(instances, predictions, strict=True):
             groups.setdefault(_meta(instance, "sentence_id"), []).append((instance, record))
-        pairs = [_sentence_pair(key, groups[key]) for key in sorted(groups)]
-        return [gold for gold, _ in pairs], [predicted for _, predicted in pairs]
+        return {key: _sentence_pair(key, groups[key]) for key in sorted(groups)}
+
+    def units(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
+              ) -> list[Unit]:
+        """One unit per sentence (``sentence_id``): its correct, excess and missed arguments,
+        V excluded."""
+        units = []
+        for sentence_id, (gold, predicted) in self._pairs(instances, predictions).items():
+            overall = score_props([gold], [predicted])["overall"]
+            units.append((f"sentence {sentence_id}",
+                          {kind: overall[kind] for kind in ("correct", "excess", "missed")}))
+        return units
+
+    def from_state(self, state: State) -> dict[str, float]:
+        overall = figures(*(state.get(kind, 0) for kind in ("correct", "excess", "missed")))
+        return {"srl_precision": overall["precision"], "srl_recall": overall["recall"],
+                "srl_f1": overall["f1"]}
 
     def compute(self, instances: list[dict[str, Any]],
                 predictions: list[dict[str, Any]]) -> dict[str, float]:
-        overall = score_props(*self.sentences(instances, predictions))["overall"]
-        return {"srl_precision": overall["precision"], "srl_recall": overall["recall"],
-                "srl_f1": overall["f1"]}
+        return self.from_state(total(self.units(instances, predictions)))
 
     def write(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]],
               path: str | Path) -> None:
