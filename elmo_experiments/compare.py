@@ -4,15 +4,18 @@ bootstrap of B's score minus A's (``elmo-exp compare``)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from elmo_experiments.analysis.bootstrap import paired_bootstrap
+from elmo_experiments.data.files import DATA_DIR_VARIABLE
 from elmo_experiments.errors import ConfigError
 from elmo_experiments.metrics.accuracy import LabelAccuracy
 from elmo_experiments.metrics.metric import Unit, UnitMetric, total
 from elmo_experiments.predict import evaluation_pass
 from elmo_experiments.run import Assembled, load_run
+from elmo_experiments.version import code_version
 
 # what a unit is, by the metric that scores it (for the report)
 UNIT_KINDS = {"ConllCoref": "document", "SquadMetric": "article", "SrlEval": "sentence",
@@ -35,6 +38,14 @@ def _metric_name(run: Assembled, metric: UnitMetric, asked: str | None, source: 
         raise ConfigError([f"--metric {name}: {type(metric).__name__} reports "
                            f"{', '.join(metric.names)}"], source=source)
     return name
+
+
+def _portable(path: str) -> str:
+    """``path`` as ``$ELMO_DATA_DIR/...`` where it lies under the data folder."""
+    root = os.environ.get(DATA_DIR_VARIABLE)
+    if root and path.startswith(root.rstrip("/") + "/"):
+        return f"${DATA_DIR_VARIABLE}/{path[len(root.rstrip('/')) + 1:]}"
+    return path
 
 
 def _identity(run_dir: Path, run: Assembled) -> dict[str, Any]:
@@ -90,7 +101,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, data_file: str | Path | N
         return first_metric.from_state(state)[name]
 
     result = paired_bootstrap(first_units, second_units, score, name, samples, seed)
-    return {"data_file": second_path, "metric": name,
+    return {"code": code_version(), "data_file": _portable(second_path), "metric": name,
             "unit": UNIT_KINDS.get(type(first_metric).__name__, "unit"),
             "a": {**_identity(Path(run_a), first), name: result.a},
             "b": {**_identity(Path(run_b), second), name: result.b},
