@@ -289,3 +289,18 @@ def test_the_fine_tuning_perplexities_table(tmp_path: Path) -> None:
     assert "| SNLI | 50,722 | 272.8 / 265.3 / **269.1** | 72.9 / 70.9 / **71.9** | " \
         "about 72 → about 17 |" in text
     assert "Before: `gutenberg` (a9348db5)" in text
+
+
+def test_a_committed_bootstrap_gets_a_row(tmp_path: Path) -> None:
+    assert "**Paired bootstrap over the test set**" in render_tables(tmp_path)
+    assert "None committed yet." in render_tables(tmp_path)
+    (tmp_path / "bootstrap").mkdir()
+    (tmp_path / "bootstrap" / "ner_seed2.json").write_text(json.dumps({
+        "metric": "conlleval_f1", "unit": "sentence", "data_file": "$ELMO_DATA_DIR/x",
+        "a": {"run": "runs/sweeps/ner_main/baseline-frac1-seed2", "seed": 2},
+        "b": {"run": "runs/sweeps/ner_main/elmo-frac1-seed2", "seed": 2},
+        "bootstrap": {"a": 84.5, "b": 85.75, "difference": 1.25, "low": 0.5, "high": 2.0,
+                      "p_value": 0.0012, "units": 3453, "samples": 10000, "seed": 0,
+                      "beyond_noise": True, "metric": "conlleval_f1"}}))
+    assert ("| ner_main | elmo − baseline | 2 | `conlleval_f1` | 3453 sentences | 84.50 | "
+            "85.75 | +1.25 [+0.50, +2.00] † | 0.0012 |") in render_tables(tmp_path)
