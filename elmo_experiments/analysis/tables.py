@@ -422,6 +422,11 @@ def _cell_of(run: str) -> tuple[str, str]:
     return path.parent.name, path.name.split("-frac")[0]
 
 
+def _p_value(p: float, samples: int) -> str:
+    """``0.0123``; ``< 0.0001`` where no draw was that far (the least p that many can show)."""
+    return f"< {1 / samples:.4g}" if p == 0 else f"{p:.4f}"
+
+
 def bootstrap_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     """Every committed paired bootstrap (``elmo-exp compare ... --output``), by sweep and seed:
     both runs' figures on the whole test set and B − A with its 95% interval and p-value."""
@@ -437,7 +442,7 @@ def bootstrap_rows(results: dict[str, dict[str, Any]]) -> list[str]:
                     f"{' †' if boot['beyond_noise'] else ''}").replace("-", "−")
         rows.append(f"| {sweep} | {b} − {a} | {seed} | `{data['metric']}` | "
                     f"{boot['units']} {data['unit']}s | {boot['a']:.2f} | {boot['b']:.2f} | "
-                    f"{interval} | {boot['p_value']:.4f} |")
+                    f"{interval} | {_p_value(boot['p_value'], boot['samples'])} |")
     if not rows:
         return ["None committed yet."]
     return ["| sweep | comparison | seed | metric | resampled | A | B | B − A [95% CI] | p |",

@@ -304,3 +304,7 @@ def test_a_committed_bootstrap_gets_a_row(tmp_path: Path) -> None:
                       "beyond_noise": True, "metric": "conlleval_f1"}}))
     assert ("| ner_main | elmo − baseline | 2 | `conlleval_f1` | 3453 sentences | 84.50 | "
             "85.75 | +1.25 [+0.50, +2.00] † | 0.0012 |") in render_tables(tmp_path)
+    data = json.loads((tmp_path / "bootstrap" / "ner_seed2.json").read_text())
+    data["bootstrap"]["p_value"] = 0.0
+    (tmp_path / "bootstrap" / "ner_seed2.json").write_text(json.dumps(data))
+    assert "+1.25 [+0.50, +2.00] † | < 0.0001 |" in render_tables(tmp_path)
