@@ -204,7 +204,8 @@ def evaluate(run_dir: str, data_file: str, weights: str, device: str, prediction
 @click.argument("run_a", metavar="RUN_A", type=click.Path(exists=True))
 @click.argument("run_b", metavar="RUN_B", type=click.Path(exists=True))
 @click.argument("data_file", required=False)
-@click.option("--metric", help="the figure to compare (default: the runs' validation metric)")
+@click.option("--metric", help="the figure to compare (default: the task's headline figure: "
+              "conlleval_f1, f1, srl_f1, coref_f1, gap_f1, accuracy)")
 @click.option("--samples", default=10_000, show_default=True, type=click.IntRange(min=1),
               help="bootstrap draws")
 @click.option("--seed", default=0, show_default=True, help="the draws' random seed")

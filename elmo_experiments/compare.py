@@ -4,105 +4,109 @@ bootstrap of B's score minus A's (``elmo-exp compare``)."""
 from __future__ import annotations
 
 import json
-import os
+import logging
 from pathlib import Path
 from typing import Any
 
 from elmo_experiments.analysis.bootstrap import paired_bootstrap
-from elmo_experiments.data.files import DATA_DIR_VARIABLE
+from elmo_experiments.data.fields import target_fields
 from elmo_experiments.errors import ConfigError
 from elmo_experiments.metrics.accuracy import LabelAccuracy
-from elmo_experiments.metrics.metric import Unit, UnitMetric, total
+from elmo_experiments.metrics.metric import State, UnitMetric, total
 from elmo_experiments.predict import evaluation_pass
 from elmo_experiments.run import Assembled, load_run
+from elmo_experiments.sweeps.summary import portable
 from elmo_experiments.version import code_version
 
-# what a unit is, by the metric that scores it (for the report)
-UNIT_KINDS = {"ConllCoref": "document", "SquadMetric": "article", "SrlEval": "sentence",
-              "Conlleval": "sentence", "GapMetric": "example", "LabelAccuracy": "instance"}
+logger = logging.getLogger("elmo_experiments")
+RECORDED_TOLERANCE = 1e-6  # a re-evaluation this close to the run's recorded test figure agrees
 
 
 def unit_metric(run: Assembled, source: str) -> UnitMetric:
     """The run's dataset metric; a classifier's label accuracy where it has none."""
-    if run.dataset_metric is not None:
-        return run.dataset_metric
+    metric = run.dataset_metric
+    if metric is not None:
+        if not hasattr(metric, "units") or not hasattr(metric, "from_state"):
+            raise ConfigError([f"dataset_metric: {type(metric).__name__} gives no units() and "
+                               f"from_state(), which the bootstrap draws"], source=source)
+        return metric  # type: ignore[return-value]
     if run.experiment["trainer"]["validation_metric"].lstrip("+-") == "accuracy":
         return LabelAccuracy()
     raise ConfigError(["dataset_metric: not set, and the model is not a classifier scored by "
                        "accuracy: nothing scores its predictions unit by unit"], source=source)
 
 
-def _metric_name(run: Assembled, metric: UnitMetric, asked: str | None, source: str) -> str:
-    name = asked or run.experiment["trainer"]["validation_metric"].lstrip("+-")
-    if name not in metric.names:
-        raise ConfigError([f"--metric {name}: {type(metric).__name__} reports "
-                           f"{', '.join(metric.names)}"], source=source)
-    return name
-
-
-def _portable(path: str) -> str:
-    """``path`` as ``$ELMO_DATA_DIR/...`` where it lies under the data folder."""
-    root = os.environ.get(DATA_DIR_VARIABLE)
-    if root and path.startswith(root.rstrip("/") + "/"):
-        return f"${DATA_DIR_VARIABLE}/{path[len(root.rstrip('/')) + 1:]}"
-    return path
-
-
-def _identity(run_dir: Path, run: Assembled) -> dict[str, Any]:
-    """Which run this is: its path, seed, code and biLM digests (from run.json when there)."""
+def _identity(run_dir: Path, run: Assembled, name: str) -> dict[str, Any]:
+    """Which run this is: its path and seed; its code and biLM digests from run.json, and its
+    test figure as training recorded it in metrics.json, where there."""
     identity: dict[str, Any] = {"run": str(run_dir), "seed": run.experiment["random_seed"]}
-    record = run_dir / "run.json"
-    if record.is_file():
-        data = json.loads(record.read_text(encoding="utf-8"))
-        identity["code"] = (data.get("sessions") or [{}])[-1].get("code")
-        identity["bilm_sha1"] = [bilm.get("sha1") for bilm in data.get("bilm", [])]
+    if (run_dir / "run.json").is_file():
+        record = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+        identity["code"] = (record.get("sessions") or [{}])[-1].get("code")
+        identity["bilm_sha1"] = [bilm.get("sha1") for bilm in record.get("bilm", [])]
+    if (run_dir / "metrics.json").is_file():
+        recorded = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+        if isinstance(recorded.get(f"test_{name}"), int | float):
+            identity["recorded_test"] = recorded[f"test_{name}"]
     return identity
 
 
-def scored(run_dir: str | Path, data_file: str | Path | None, weights: str, device: str
-           ) -> tuple[Assembled, UnitMetric, list[Unit], dict[str, Any], str]:
-    """The run, its unit metric, its units on ``data_file`` (default: its test data), its
-    evaluation metrics and the data file read."""
-    run = load_run(run_dir, weights, device)
-    path = data_file or run.experiment["test_data_path"]
-    if not path:
-        raise ConfigError(["test_data_path: not set; give DATA_FILE"], source=str(run_dir))
-    metric = unit_metric(run, str(run_dir))
-    instances, predictions, metrics = evaluation_pass(run, path)
-    return run, metric, metric.units(instances, predictions), metrics, str(path)
+def _same_gold(first: list[dict[str, Any]], second: list[dict[str, Any]],
+               fields: list[str], source: str) -> None:
+    """Both runs read the same instances with the same gold (else units would pair wrongly)."""
+    if len(first) != len(second):
+        raise ConfigError([f"the two runs read {len(first)} and {len(second)} instances from "
+                           f"the data file"], source=source)
+    for number, (a, b) in enumerate(zip(first, second, strict=True)):
+        for field in fields:
+            if a.get(field) != b.get(field):
+                raise ConfigError([f"instance {number}: the two runs read different gold "
+                                   f"{field!r} (readers that differ?)"], source=source)
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, data_file: str | Path | None = None,
                  metric: str | None = None, samples: int = 10_000, seed: int = 0,
                  weights: str = "best.pt", device: str = "cpu") -> dict[str, Any]:
-    """The paired bootstrap of run B against run A on ``data_file`` (default: A's test data,
-    which must be B's too): both runs' figures and identities, and ``bootstrap``."""
-    first, first_metric, first_units, first_metrics, path = scored(run_a, data_file, weights,
-                                                                    device)
-    second, second_metric, second_units, second_metrics, second_path = scored(
-        run_b, data_file or path, weights, device)
+    """The paired bootstrap of run B against run A on ``data_file`` (default: their test data,
+    which must be one file): both runs' figures and identities, and ``bootstrap``."""
+    first, second = load_run(run_a, weights, device), load_run(run_b, weights, device)
+    path = data_file or first.experiment["test_data_path"]
+    if not path:
+        raise ConfigError(["test_data_path: not set; give DATA_FILE"], source=str(run_a))
     if data_file is None and second.experiment["test_data_path"] != path:
         raise ConfigError([f"test_data_path: {second.experiment['test_data_path']!r}, but run "
                            f"A's is {path!r}; give DATA_FILE to compare them on one"],
                           source=str(run_b))
-    if type(first_metric) is not type(second_metric):
-        raise ConfigError([f"dataset_metric: {type(second_metric).__name__}, but run A's is "
-                           f"{type(first_metric).__name__}"], source=str(run_b))
-    name = _metric_name(first, first_metric, metric, str(run_a))
-    for units, metrics, unit_scorer, run_dir in (
-            (first_units, first_metrics, first_metric, run_a),
-            (second_units, second_metrics, second_metric, run_b)):
-        ours, evaluated = unit_scorer.from_state(total(units))[name], metrics.get(name)
-        if evaluated is not None and abs(ours - evaluated) > 1e-9:
-            raise RuntimeError(f"{run_dir}: {name} from its units is {ours!r}, but its "
-                               f"evaluation gave {evaluated!r}")
+    scorer = unit_metric(first, str(run_a))
+    if type(unit_metric(second, str(run_b))) is not type(scorer):
+        raise ConfigError([f"dataset_metric: not run A's {type(scorer).__name__}"],
+                          source=str(run_b))
+    name = metric or scorer.primary
+    if name not in scorer.names:
+        raise ConfigError([f"--metric {name}: {type(scorer).__name__} reports "
+                           f"{', '.join(scorer.names)}"], source=str(run_a))
+    passes = []
+    for run, run_dir in ((first, run_a), (second, run_b)):
+        instances, predictions, metrics = evaluation_pass(run, path)
+        units = scorer.units(instances, predictions)
+        figure = scorer.from_state(total(units))[name]
+        if isinstance(scorer, LabelAccuracy) and abs(figure - metrics["accuracy"]) > 1e-9:
+            raise RuntimeError(f"{run_dir}: accuracy from the predicted labels is {figure!r}, "
+                               f"but the model's own count gave {metrics['accuracy']!r}")
+        passes.append((instances, units, _identity(Path(run_dir), run, name)))
+    _same_gold(passes[0][0], passes[1][0], target_fields(first.reader.fields), str(run_b))
 
-    def score(state: dict[str, Any]) -> float:
-        return first_metric.from_state(state)[name]
+    def score(state: State) -> float:
+        return scorer.from_state(state)[name]
 
-    result = paired_bootstrap(first_units, second_units, score, name, samples, seed)
-    return {"code": code_version(), "data_file": _portable(second_path), "metric": name,
-            "unit": UNIT_KINDS.get(type(first_metric).__name__, "unit"),
-            "a": {**_identity(Path(run_a), first), name: result.a},
-            "b": {**_identity(Path(run_b), second), name: result.b},
-            "bootstrap": result.as_dict()}
+    result = paired_bootstrap(passes[0][1], passes[1][1], score, name, samples, seed)
+    report: dict[str, Any] = {"code": code_version(), "data_file": portable(str(path)),
+                              "metric": name, "unit": scorer.unit, "bootstrap": result.as_dict()}
+    for side, (_, _, identity), figure in (("a", passes[0], result.a), ("b", passes[1], result.b)):
+        recorded = identity.get("recorded_test")
+        if data_file is None and recorded is not None and abs(recorded - figure) > \
+                RECORDED_TOLERANCE:
+            logger.warning("%s: %s %.6f now, but training recorded %.6f on the same test data",
+                           identity["run"], name, figure, recorded)
+        report[side] = {**identity, name: figure}
+    return report

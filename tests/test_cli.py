@@ -118,8 +118,8 @@ def test_compare_bootstraps_two_runs_on_their_test_data(run_dir, tmp_path):
                        *TRAIN_ARGS, "-o", "trainer.num_epochs=1")
     assert trained.returncode == 0, trained.stderr
     output = tmp_path / "compare.json"
-    result = elmo_exp("compare", str(short), str(run_dir), "--metric", "conlleval_f1",
-                      "--samples", "300", "--output", str(output))
+    result = elmo_exp("compare", str(short), str(run_dir), "--samples", "300",
+                      "--output", str(output))
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert json.loads(output.read_text()) == report
@@ -127,7 +127,9 @@ def test_compare_bootstraps_two_runs_on_their_test_data(run_dir, tmp_path):
     for side, run in (("a", short), ("b", run_dir)):  # the whole test set, as training scored it
         test_f1 = json.loads((run / "metrics.json").read_text())["test_conlleval_f1"]
         assert report[side]["conlleval_f1"] == pytest.approx(test_f1, abs=1e-9)
+        assert report[side]["recorded_test"] == test_f1
         assert bootstrap[side] == report[side]["conlleval_f1"]
+    assert report["metric"] == "conlleval_f1"  # NER's headline figure, by default
     assert report["unit"] == "sentence" and bootstrap["units"] == 20
     assert bootstrap["difference"] == pytest.approx(bootstrap["b"] - bootstrap["a"])
     assert bootstrap["low"] <= bootstrap["difference"] <= bootstrap["high"]

@@ -11,8 +11,8 @@ intervals (``analysis.significance``) answer that; this one answers "would anoth
 agree", and the two together bound what a single comparison can claim.
 
 Every metric here is a sum of per-unit counts turned into figures (``UnitMetric``), so a draw is
-a weighted sum of the units' counts: no instance is scored twice, and the figure of the draw
-that takes every unit once is exactly the official one.
+a weighted sum of the units' counts and no instance is scored twice. The whole set's figures
+are the counts summed in input order, as the metric itself sums them: the official figures.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import numpy as np
 from elmo_experiments.metrics.metric import State, Unit, add_states, total
 
 CHUNK = 500  # draws weighed at once (a CHUNK x units matrix)
+TOLERANCE = 1e-9  # figures (percentages) this close are one
 Key = tuple[str, ...]  # a count's path in a (nested) state
 
 
@@ -33,8 +34,9 @@ Key = tuple[str, ...]  # a count's path in a (nested) state
 class PairedBootstrap:
     """B minus A on the whole test set (``difference``), the 95% percentile interval of the
     drawn differences (``low``, ``high``) and the two-sided p-value: the share of draws whose
-    difference lies at least ``|difference|`` from ``difference`` (the drawn differences
-    shifted to mean zero, as Berg-Kirkpatrick et al. 2012 do, in both directions)."""
+    difference lies at least ``|difference|`` from ``difference``. That is the drawn
+    differences shifted to mean 0 (the null) as in Berg-Kirkpatrick et al. 2012, whose test is
+    one-sided; here both directions count."""
 
     metric: str
     units: int
@@ -99,12 +101,11 @@ def as_state(paths: Sequence[Key], row: np.ndarray) -> State:
     return state
 
 
-def differences(weights: np.ndarray, a: Sequence[State], b: Sequence[State],
-                score: Callable[[State], float]) -> np.ndarray:
+def differences(weights: np.ndarray, a: tuple[list[Key], np.ndarray],
+                b: tuple[list[Key], np.ndarray], score: Callable[[State], float]) -> np.ndarray:
     """B's score minus A's for each draw: ``weights`` (draws, units) says how often each unit
-    is drawn; ``a`` and ``b`` are the two systems' counts per unit, in one order."""
-    a_paths, a_counts = counts_matrix(a)  # (units, a's counts)
-    b_paths, b_counts = counts_matrix(b)  # (units, b's counts)
+    is drawn; ``a`` and ``b`` are the two systems' ``counts_matrix`` (units in one order)."""
+    (a_paths, a_counts), (b_paths, b_counts) = a, b  # counts: (units, a's or b's counts)
     drawn_a, drawn_b = weights @ a_counts, weights @ b_counts  # (draws, counts)
     return np.array([score(as_state(b_paths, row_b)) - score(as_state(a_paths, row_a))
                      for row_a, row_b in zip(drawn_a, drawn_b, strict=True)])
@@ -123,18 +124,22 @@ def paired_bootstrap(a_units: Sequence[Unit], b_units: Sequence[Unit],
                          f"only {side}'s ({len(a)} units against {len(b)})")
     if samples < 1:
         raise ValueError(f"samples: {samples}, must be at least 1")
+    if not a:
+        raise ValueError("no units to draw: the test set is empty")
     names = list(a)
-    a_states, b_states = [a[n] for n in names], [b[n] for n in names]
+    a_counts = counts_matrix([a[name] for name in names])
+    b_counts = counts_matrix([b[name] for name in names])
     whole_a, whole_b = score(total(a_units)), score(total(b_units))  # as the official sums
     rng = np.random.default_rng(seed)
     uniform = np.full(len(names), 1 / len(names))
     drawn = np.concatenate([
         differences(rng.multinomial(len(names), uniform, size=min(CHUNK, samples - done))
-                    .astype(np.float64), a_states, b_states, score)
+                    .astype(np.float64), a_counts, b_counts, score)
         for done in range(0, samples, CHUNK)])
     difference = whole_b - whole_a
     low, high = np.quantile(drawn, [0.025, 0.975])
-    p_value = float(np.mean(np.abs(drawn - difference) >= abs(difference)))
+    # (a draw exactly |difference| away counts, whatever the float rounding of the sums)
+    p_value = float(np.mean(np.abs(drawn - difference) >= abs(difference) - TOLERANCE))
     return PairedBootstrap(metric, len(names), samples, seed, whole_a, whole_b, difference,
                            float(low), float(high), p_value)
 

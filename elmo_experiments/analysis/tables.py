@@ -434,7 +434,8 @@ def bootstrap_rows(results: dict[str, dict[str, Any]]) -> list[str]:
     for name in sorted(k for k in results if k.startswith("bootstrap:")):
         data = results[name]
         (sweep, a), (_, b) = _cell_of(data["a"]["run"]), _cell_of(data["b"]["run"])
-        found.append((sweep, a, b, data["b"]["seed"], data))
+        seeds = {data["a"]["seed"], data["b"]["seed"]}
+        found.append((sweep, a, b, "/".join(map(str, sorted(seeds))), data))
     rows = []
     for sweep, a, b, seed, data in sorted(found, key=lambda row: row[:4]):
         boot = data["bootstrap"]

@@ -47,6 +47,8 @@ class LabelAccuracy:
     instance (what the paired bootstrap resamples where a task has no dataset metric)."""
 
     names = ("accuracy",)
+    primary = "accuracy"
+    unit = "instance"
 
     def units(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
               ) -> list[Unit]:
@@ -59,5 +61,6 @@ class LabelAccuracy:
         return units
 
     def from_state(self, state: State) -> dict[str, float]:
-        correct, count = state.get("correct", 0), state.get("total", 0)
-        return {"accuracy": 100.0 * correct / count if count else 0.0}
+        accuracy = CategoricalAccuracy()
+        accuracy.merge({"correct": state.get("correct", 0), "total": state.get("total", 0)})
+        return accuracy.compute()

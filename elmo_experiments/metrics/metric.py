@@ -2,9 +2,9 @@
 metrics that score a whole evaluation pass's predictions (often through an official format).
 
 A streamed metric's ``state`` is plain counts; ``merge`` adds another replica's counts, so the
-processes of a multi-process run can combine theirs before ``compute``. A dataset metric is
-computed the same way, from the sum of its units' counts (a unit: a document, a sentence, a
-question), which is what lets the paired bootstrap resample units (``analysis.bootstrap``).
+processes of a multi-process run can combine theirs before ``compute``. The shipped dataset
+metrics are computed the same way, from the sum of their units' counts (a unit: a document, a
+sentence, an article), which lets the paired bootstrap draw units (``analysis.bootstrap``).
 """
 
 from __future__ import annotations
@@ -33,29 +33,34 @@ class Metric(Protocol):
     def merge(self, state: State) -> None: ...
 
 
-class UnitMetric(Protocol):
-    """Figures over an evaluation pass from additive counts per unit. ``units`` gives each
-    unit's counts, in input order (a name may recur: its counts add up); ``from_state`` turns
-    summed counts into the figures."""
+class DatasetMetric(Protocol):
+    """Scores a dataset's instances against the model's predictions for them (``human_readable``
+    records, in input order), and writes them in the task's official scorer format."""
 
     names: tuple[str, ...]
-
-    def units(self, instances: list[dict[str, Any]],
-              predictions: list[dict[str, Any]]) -> list[Unit]: ...
-
-    def from_state(self, state: State) -> dict[str, float]: ...
-
-
-class DatasetMetric(UnitMetric, Protocol):
-    """Scores a dataset's instances against the model's predictions for them (``human_readable``
-    records, in input order), and writes them in the task's official scorer format.
-    ``compute`` is ``from_state(total(units(...)))``."""
 
     def compute(self, instances: list[dict[str, Any]],
                 predictions: list[dict[str, Any]]) -> dict[str, float]: ...
 
     def write(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]],
               path: str | Path) -> None: ...
+
+
+class UnitMetric(Protocol):
+    """Figures over an evaluation pass from additive counts per unit (``unit`` says what one
+    is: a document, a sentence). ``units`` gives each unit's counts, in input order (a name may
+    recur: its counts add up); ``from_state`` turns summed counts into the figures, of which
+    ``primary`` is the task's headline figure. Every shipped dataset metric is one too (its
+    ``compute`` is ``from_state(total(units(...)))``): what ``elmo-exp compare`` needs."""
+
+    names: tuple[str, ...]
+    primary: str
+    unit: str
+
+    def units(self, instances: list[dict[str, Any]],
+              predictions: list[dict[str, Any]]) -> list[Unit]: ...
+
+    def from_state(self, state: State) -> dict[str, float]: ...
 
 
 def add_states(total: State, other: State) -> State:

@@ -115,8 +115,9 @@ class SpanF1:
     """Streaming conlleval-exact chunk metric: ``update`` per batch, ``compute`` any time.
 
     ``iobes=False`` drops the IOBES extension: every input then counts exactly as conlleval.pl.
-    Every update ends at a sentence boundary, where (for B/I/O/E/S/L/U prefixes) the stream
-    holds no open chunk, so the state is the counts alone and replicas' counts add up.
+    Every update ends at a sentence boundary, where (for typed chunk tags: ``B-PER``, not a bare
+    ``B``) the stream holds no open chunk, so the state is the counts alone and replicas' (or
+    sentences') counts add up.
     """
 
     names = ("precision", "recall", "f1", "accuracy")

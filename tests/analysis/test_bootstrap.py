@@ -19,10 +19,11 @@ from elmo_experiments.analysis.bootstrap import (
 )
 from elmo_experiments.metrics.accuracy import LabelAccuracy
 from elmo_experiments.metrics.metric import State, Unit
+from elmo_experiments.metrics.span_f1 import SpanF1
 from elmo_experiments.tasks.coref.metric import ConllCoref, score_documents
-from elmo_experiments.tasks.gap.metric import GapMetric
+from elmo_experiments.tasks.gap.metric import Example, GapMetric, count, figures
 from elmo_experiments.tasks.ner.metric import Conlleval
-from elmo_experiments.tasks.squad.metric import SquadMetric
+from elmo_experiments.tasks.squad.metric import SquadMetric, SquadQuestion, score_predictions
 from elmo_experiments.tasks.srl.metric import SrlEval, score_props
 
 # Two instances: A gets the first right and the second wrong, B gets both right.
@@ -38,7 +39,8 @@ def test_the_enumerated_draws_by_hand() -> None:
     # Every draw of 2 from 2, each with probability 1/4: (x, x), (x, y), (y, x), (y, y).
     # A scores 100, 50, 50, 0; B 100 on all; so B - A is 0, 50, 50, 100.
     weights = np.array([[2, 0], [1, 1], [1, 1], [0, 2]], dtype=np.float64)
-    drawn = differences(weights, [s for _, s in A_UNITS], [s for _, s in B_UNITS], accuracy)
+    drawn = differences(weights, counts_matrix([s for _, s in A_UNITS]),
+                        counts_matrix([s for _, s in B_UNITS]), accuracy)
     assert drawn.tolist() == [0.0, 50.0, 50.0, 100.0]
 
 
@@ -130,8 +132,14 @@ def test_conlleval_units_are_its_sentences() -> None:
     units = metric.units(instances, predictions)
     assert [name for name, _ in units] == ["sentence 0", "sentence 1", "sentence 2"]
     pairs = _by_unit(units, list(zip(instances, predictions, strict=True)))
-    _check(units, metric.from_state,
-           lambda drawn: metric.compute([i for i, _ in pairs(drawn)], [p for _, p in pairs(drawn)]),
+
+    def official(drawn: list[str]) -> dict[str, float]:
+        # conlleval's one stream over the drawn sentences, as a file of them would be read
+        stream = SpanF1(iobes=False)
+        stream.update([i["tags"] for i, _ in pairs(drawn)], [p["tags"] for _, p in pairs(drawn)])
+        return {f"conlleval_{key}": value for key, value in stream.compute().items()}
+
+    _check(units, metric.from_state, official,
            ("conlleval_f1", "conlleval_precision", "conlleval_recall", "conlleval_accuracy"))
 
 
@@ -146,9 +154,14 @@ def test_squad_units_are_its_articles() -> None:
     units = metric.units(instances, predictions)
     assert list(grouped(units)) == ["Cats", "Revolutions", "Cities"]
     pairs = _by_unit(units, list(zip(instances, predictions, strict=True)))
-    _check(units, metric.from_state,
-           lambda drawn: metric.compute([i for i, _ in pairs(drawn)], [p for _, p in pairs(drawn)]),
-           ("f1", "exact_match"))
+
+    def official(drawn: list[str]) -> dict[str, float]:
+        # the official script's loop over the drawn questions (a repeated one counts again)
+        chosen = pairs(drawn)
+        return score_predictions([SquadQuestion(i["id"], tuple(i["answers"])) for i, _ in chosen],
+                                 {p["id"]: p["answer"] for _, p in chosen})
+
+    _check(units, metric.from_state, official, ("f1", "exact_match"))
 
 
 def test_gap_units_are_its_examples() -> None:
@@ -160,9 +173,16 @@ def test_gap_units_are_its_examples() -> None:
     metric = GapMetric()
     units = metric.units(instances, predictions)
     pairs = _by_unit(units, list(zip(instances, predictions, strict=True)))
-    _check(units, metric.from_state,
-           lambda drawn: metric.compute([i for i, _ in pairs(drawn)], [p for _, p in pairs(drawn)]),
-           metric.names)
+
+    def official(drawn: list[str]) -> dict[str, float]:
+        # the scorer's pools over the drawn examples, each drawn copy under its own id
+        chosen = pairs(drawn)
+        gold = {f"{n}": Example(i["a_coref"], i["b_coref"], i["gender"])
+                for n, (i, _) in enumerate(chosen)}
+        system = {f"{n}": Example(p["a_coref"], p["b_coref"]) for n, (_, p) in enumerate(chosen)}
+        return figures(count(gold, system))
+
+    _check(units, metric.from_state, official, metric.names)
 
 
 def test_label_accuracy_units_are_its_instances() -> None:

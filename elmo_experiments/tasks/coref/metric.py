@@ -622,6 +622,8 @@ class ConllCoref:
     names = ("muc_precision", "muc_recall", "muc_f1", "b3_precision", "b3_recall", "b3_f1",
              "ceafe_precision", "ceafe_recall", "ceafe_f1", "mention_precision",
              "mention_recall", "mention_f1", "coref_precision", "coref_recall", "coref_f1")
+    primary = "coref_f1"
+    unit = "document"
 
     def documents(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
                   ) -> list[_Written]:

@@ -183,6 +183,8 @@ class GapMetric:
     names = ("gap_precision", "gap_recall", "gap_f1", "gap_masculine_precision",
              "gap_masculine_recall", "gap_masculine_f1", "gap_feminine_precision",
              "gap_feminine_recall", "gap_feminine_f1", "gap_bias")
+    primary = "gap_f1"
+    unit = "example"
 
     def units(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
               ) -> list[Unit]:

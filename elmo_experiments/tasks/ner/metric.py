@@ -21,6 +21,8 @@ class Conlleval:
     model's ``label_encoding``, predictions in the data's scheme (``data_encoding``)."""
 
     names = ("conlleval_precision", "conlleval_recall", "conlleval_f1", "conlleval_accuracy")
+    primary = "conlleval_f1"
+    unit = "sentence"
 
     def __init__(self, label_encoding: str | None, data_encoding: str | None = None) -> None:
         self.label_encoding = label_encoding

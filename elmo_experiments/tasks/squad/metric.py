@@ -170,6 +170,8 @@ class SquadMetric:
     ``write`` writes the official predictions file (question id -> answer text)."""
 
     names = ("exact_match", "f1")
+    primary = "f1"
+    unit = "article"
 
     def units(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
               ) -> list[Unit]:

@@ -353,6 +353,8 @@ class SrlEval:
     ``path + '.gold'``; sentences without a predicate have no instance and are not written."""
 
     names = ("srl_precision", "srl_recall", "srl_f1")
+    primary = "srl_f1"
+    unit = "sentence"
 
     def sentences(self, instances: list[dict[str, Any]], predictions: list[dict[str, Any]]
                   ) -> tuple[list[PropsSentence], list[PropsSentence]]:
