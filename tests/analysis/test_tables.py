@@ -189,7 +189,7 @@ def test_differences_and_marks_come_from_the_seeds(tmp_path: Path) -> None:
     assert "| 81.00 ± 1.00 (3) | 86.00 ± 1.00 (3) | 90.00 (1) | — | +5.00 [+2.73, +7.27] † | " \
         "n too small | 01234567 | — |" in text
     assert ("| NER | +2.1 | +5.00 [+2.73, +7.27] † | a gain beyond seed noise | n too small | "
-            "fewer than 2 seeds |") in text
+            "fewer than 2 seeds | — |") in text
     assert ("| SST-5 | 41.00 ± 1.00 (3) ▼ | 48.00 ± 1.00 (3) best of n ≥ 2 | 47.67 ± 1.53 (3) ≈ | "
             "50.00 (1) n too small | 01234567 | — |") in text
 
@@ -304,6 +304,12 @@ def test_a_committed_bootstrap_gets_a_row(tmp_path: Path) -> None:
                       "beyond_noise": True, "metric": "conlleval_f1"}}))
     assert ("| ner_main | elmo − baseline | 2 | `conlleval_f1` | 3453 sentences | 84.50 | "
             "85.75 | +1.25 [+0.50, +2.00] † | 0.0012 |") in render_tables(tmp_path)
+    # and in the evidence table's row of its task, once the task has a main sweep
+    (tmp_path / "ner_main.json").write_text(json.dumps(_summary("ner_main", [
+        _group("baseline", {"test_conlleval_f1": _seeds(80.0, 81.0, 82.0)}),
+        _group("elmo", {"test_conlleval_f1": _seeds(85.0, 86.0, 87.0)})])))
+    assert ("| NER | +2.1 | +5.00 [+2.73, +7.27] † | a gain beyond seed noise | — | not run | "
+            "seed 2: +1.25 [+0.50, +2.00] † |") in render_tables(tmp_path)
     data = json.loads((tmp_path / "bootstrap" / "ner_seed2.json").read_text())
     data["bootstrap"]["p_value"] = 0.0
     (tmp_path / "bootstrap" / "ner_seed2.json").write_text(json.dumps(data))
