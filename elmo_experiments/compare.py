@@ -36,15 +36,16 @@ def unit_metric(run: Assembled, source: str) -> UnitMetric:
                        "accuracy: nothing scores its predictions unit by unit"], source=source)
 
 
-def _identity(run_dir: Path, run: Assembled, name: str) -> dict[str, Any]:
-    """Which run this is: its path and seed; its code and biLM digests from run.json, and its
-    test figure as training recorded it in metrics.json, where there."""
+def _identity(run_dir: Path, run: Assembled, name: str, on_test: bool) -> dict[str, Any]:
+    """Which run this is: its path and seed; its code and biLM digests from run.json, and
+    (``on_test``: compared on its test data) its test figure as training recorded it in
+    metrics.json, where there."""
     identity: dict[str, Any] = {"run": str(run_dir), "seed": run.experiment["random_seed"]}
     if (run_dir / "run.json").is_file():
         record = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
         identity["code"] = (record.get("sessions") or [{}])[-1].get("code")
         identity["bilm_sha1"] = [bilm.get("sha1") for bilm in record.get("bilm", [])]
-    if (run_dir / "metrics.json").is_file():
+    if on_test and (run_dir / "metrics.json").is_file():
         recorded = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
         if isinstance(recorded.get(f"test_{name}"), int | float):
             identity["recorded_test"] = recorded[f"test_{name}"]
@@ -93,7 +94,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, data_file: str | Path | N
         if isinstance(scorer, LabelAccuracy) and abs(figure - metrics["accuracy"]) > 1e-9:
             raise RuntimeError(f"{run_dir}: accuracy from the predicted labels is {figure!r}, "
                                f"but the model's own count gave {metrics['accuracy']!r}")
-        passes.append((instances, units, _identity(Path(run_dir), run, name)))
+        passes.append((instances, units, _identity(Path(run_dir), run, name, data_file is None)))
     _same_gold(passes[0][0], passes[1][0], target_fields(first.reader.fields), str(run_b))
 
     def score(state: State) -> float:
@@ -104,8 +105,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, data_file: str | Path | N
                               "metric": name, "unit": scorer.unit, "bootstrap": result.as_dict()}
     for side, (_, _, identity), figure in (("a", passes[0], result.a), ("b", passes[1], result.b)):
         recorded = identity.get("recorded_test")
-        if data_file is None and recorded is not None and abs(recorded - figure) > \
-                RECORDED_TOLERANCE:
+        if recorded is not None and abs(recorded - figure) > RECORDED_TOLERANCE:
             logger.warning("%s: %s %.6f now, but training recorded %.6f on the same test data",
                            identity["run"], name, figure, recorded)
         report[side] = {**identity, name: figure}
