@@ -214,7 +214,8 @@ def evaluate(run_dir: str, data_file: str, weights: str, device: str, prediction
 @click.option("--output", type=click.Path(dir_okay=False), help="also write the JSON here")
 def compare(run_a: str, run_b: str, data_file: str | None, metric: str | None, samples: int,
             seed: int, weights: str, device: str, output: str | None) -> None:
-    """Paired bootstrap of RUN_B's score minus RUN_A's on DATA_FILE (default: their test data).
+    """Paired bootstrap of RUN_B's score minus RUN_A's on DATA_FILE (default: their test data;
+    their validation data where they have no test set).
 
     Both runs (run directories or model.tar.gz) predict DATA_FILE; its units (documents,
     articles, sentences or instances, by task) are drawn again with replacement SAMPLES times

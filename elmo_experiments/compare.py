@@ -36,20 +36,28 @@ def unit_metric(run: Assembled, source: str) -> UnitMetric:
                        "accuracy: nothing scores its predictions unit by unit"], source=source)
 
 
-def _identity(run_dir: Path, run: Assembled, name: str, on_test: bool) -> dict[str, Any]:
-    """Which run this is: its path and seed; its code and biLM digests from run.json, and
-    (``on_test``: compared on its test data) its test figure as training recorded it in
-    metrics.json, where there."""
+def _identity(run_dir: Path, run: Assembled, name: str, recorded: str | None
+              ) -> dict[str, Any]:
+    """Which run this is: its path and seed; its code and biLM digests from run.json, and the
+    figure training recorded in metrics.json under ``recorded`` (``test_f1``), where there."""
     identity: dict[str, Any] = {"run": str(run_dir), "seed": run.experiment["random_seed"]}
     if (run_dir / "run.json").is_file():
         record = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
         identity["code"] = (record.get("sessions") or [{}])[-1].get("code")
         identity["bilm_sha1"] = [bilm.get("sha1") for bilm in record.get("bilm", [])]
-    if on_test and (run_dir / "metrics.json").is_file():
-        recorded = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-        if isinstance(recorded.get(f"test_{name}"), int | float):
-            identity["recorded_test"] = recorded[f"test_{name}"]
+    if recorded and (run_dir / "metrics.json").is_file():
+        figures = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+        if isinstance(figures.get(recorded), int | float):
+            identity["recorded"] = {recorded: figures[recorded]}
     return identity
+
+
+def _default_data(run: Assembled) -> tuple[str | None, str | None]:
+    """A run's test data and the key its recorded figure has in metrics.json; its validation
+    data where it has no test set (SQuAD's is hidden), scored by the selected epoch."""
+    if run.experiment["test_data_path"]:
+        return run.experiment["test_data_path"], "test_{}"
+    return run.experiment["validation_data_path"], "best_validation_{}"
 
 
 def _same_gold(first: list[dict[str, Any]], second: list[dict[str, Any]],
@@ -71,12 +79,14 @@ def compare_runs(run_a: str | Path, run_b: str | Path, data_file: str | Path | N
     """The paired bootstrap of run B against run A on ``data_file`` (default: their test data,
     which must be one file): both runs' figures and identities, and ``bootstrap``."""
     first, second = load_run(run_a, weights, device), load_run(run_b, weights, device)
-    path = data_file or first.experiment["test_data_path"]
+    (default, recorded), (other, _) = _default_data(first), _default_data(second)
+    path = data_file or default
     if not path:
-        raise ConfigError(["test_data_path: not set; give DATA_FILE"], source=str(run_a))
-    if data_file is None and second.experiment["test_data_path"] != path:
-        raise ConfigError([f"test_data_path: {second.experiment['test_data_path']!r}, but run "
-                           f"A's is {path!r}; give DATA_FILE to compare them on one"],
+        raise ConfigError(["test_data_path and validation_data_path: not set; give DATA_FILE"],
+                          source=str(run_a))
+    if data_file is None and other != path:
+        raise ConfigError([f"{other!r} is its test (or validation) data, but run A's is "
+                           f"{path!r}; give DATA_FILE to compare them on one"],
                           source=str(run_b))
     scorer = unit_metric(first, str(run_a))
     if type(unit_metric(second, str(run_b))) is not type(scorer):
@@ -94,7 +104,8 @@ def compare_runs(run_a: str | Path, run_b: str | Path, data_file: str | Path | N
         if isinstance(scorer, LabelAccuracy) and abs(figure - metrics["accuracy"]) > 1e-9:
             raise RuntimeError(f"{run_dir}: accuracy from the predicted labels is {figure!r}, "
                                f"but the model's own count gave {metrics['accuracy']!r}")
-        passes.append((instances, units, _identity(Path(run_dir), run, name, data_file is None)))
+        key = recorded.format(name) if data_file is None and recorded else None
+        passes.append((instances, units, _identity(Path(run_dir), run, name, key)))
     _same_gold(passes[0][0], passes[1][0], target_fields(first.reader.fields), str(run_b))
 
     def score(state: State) -> float:
@@ -104,9 +115,9 @@ def compare_runs(run_a: str | Path, run_b: str | Path, data_file: str | Path | N
     report: dict[str, Any] = {"code": code_version(), "data_file": portable(str(path)),
                               "metric": name, "unit": scorer.unit, "bootstrap": result.as_dict()}
     for side, (_, _, identity), figure in (("a", passes[0], result.a), ("b", passes[1], result.b)):
-        recorded = identity.get("recorded_test")
-        if recorded is not None and abs(recorded - figure) > RECORDED_TOLERANCE:
-            logger.warning("%s: %s %.6f now, but training recorded %.6f on the same test data",
-                           identity["run"], name, figure, recorded)
+        for key, value in identity.get("recorded", {}).items():
+            if abs(value - figure) > RECORDED_TOLERANCE:
+                logger.warning("%s: %s %.6f now, but training recorded %s %.6f",
+                               identity["run"], name, figure, key, value)
         report[side] = {**identity, name: figure}
     return report

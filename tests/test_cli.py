@@ -127,7 +127,7 @@ def test_compare_bootstraps_two_runs_on_their_test_data(run_dir, tmp_path):
     for side, run in (("a", short), ("b", run_dir)):  # the whole test set, as training scored it
         test_f1 = json.loads((run / "metrics.json").read_text())["test_conlleval_f1"]
         assert report[side]["conlleval_f1"] == pytest.approx(test_f1, abs=1e-9)
-        assert report[side]["recorded_test"] == test_f1
+        assert report[side]["recorded"] == {"test_conlleval_f1": test_f1}
         assert bootstrap[side] == report[side]["conlleval_f1"]
     assert report["metric"] == "conlleval_f1"  # NER's headline figure, by default
     assert report["unit"] == "sentence" and bootstrap["units"] == 20
