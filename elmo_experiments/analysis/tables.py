@@ -354,6 +354,7 @@ def evidence(results: dict[str, dict[str, Any]]) -> list[str]:
     lines = ["| task | paper: ELMo − baseline | ours: ELMo − baseline [95% CI] | verdict | "
              "ours: fine-tuned − baseline [95% CI] | verdict | ELMo − baseline over the test "
              "set (paired bootstrap, per kept seed) |", "|---|---|---|---|---|---|---|"]
+    bootstraps = _bootstraps(results)  # read once for every row
     for title, info, summary, key in _main_rows(results):
         paper = info.get("paper", {}).get("table1", {})
         baseline = _values(_group(summary, "baseline"), key)
@@ -363,7 +364,7 @@ def evidence(results: dict[str, dict[str, Any]]) -> list[str]:
                 if "elmo" in paper and "baseline" in paper else "—")
         lines.append(f"| {title} | {gain} | {shipped} | {_verdict(shipped)} | "
                      f"{tuned} | {_verdict(tuned)} | "
-                     f"{_bootstrapped(results, (summary or {}).get('sweep'))} |")
+                     f"{_bootstrapped(bootstraps, (summary or {}).get('sweep'))} |")
     return lines
 
 
@@ -386,10 +387,12 @@ def _interval(boot: dict[str, Any]) -> str:
             f"{' †' if boot['beyond_noise'] else ''}").replace("-", "−")
 
 
-def _bootstrapped(results: dict[str, dict[str, Any]], sweep: str | None) -> str:
-    """``seed 2: +1.53 [+0.35, +2.91] †; seed 3: ...`` for the sweep's ELMo − baseline pairs."""
+def _bootstrapped(bootstraps: list[tuple[str, str, str, str, dict[str, Any]]],
+                  sweep: str | None) -> str:
+    """``seed 2: +1.53 [+0.35, +2.91] †; seed 3: ...`` for the sweep's ELMo − baseline pairs
+    among ``bootstraps`` (``_bootstraps``'s)."""
     return "; ".join(f"seed {seeds}: {_interval(data['bootstrap'])}"
-                     for found, a, b, seeds, data in _bootstraps(results)
+                     for found, a, b, seeds, data in bootstraps
                      if found == sweep and (a, b) == ("baseline", "elmo")) or "—"
 
 
