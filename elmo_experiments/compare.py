@@ -36,8 +36,7 @@ def unit_metric(run: Assembled, source: str) -> UnitMetric:
                        "accuracy: nothing scores its predictions unit by unit"], source=source)
 
 
-def _identity(run_dir: Path, run: Assembled, name: str, recorded: str | None
-              ) -> dict[str, Any]:
+def _identity(run_dir: Path, run: Assembled, recorded: str | None) -> dict[str, Any]:
     """Which run this is: its path and seed; its code and biLM digests from run.json, and the
     figure training recorded in metrics.json under ``recorded`` (``test_f1``), where there."""
     identity: dict[str, Any] = {"run": str(run_dir), "seed": run.experiment["random_seed"]}
@@ -52,7 +51,7 @@ def _identity(run_dir: Path, run: Assembled, name: str, recorded: str | None
     return identity
 
 
-def _default_data(run: Assembled) -> tuple[str | None, str | None]:
+def _default_data(run: Assembled) -> tuple[str | None, str]:
     """A run's test data and the key its recorded figure has in metrics.json; its validation
     data where it has no test set (SQuAD's is hidden), scored by the selected epoch."""
     if run.experiment["test_data_path"]:
@@ -104,8 +103,8 @@ def compare_runs(run_a: str | Path, run_b: str | Path, data_file: str | Path | N
         if isinstance(scorer, LabelAccuracy) and abs(figure - metrics["accuracy"]) > 1e-9:
             raise RuntimeError(f"{run_dir}: accuracy from the predicted labels is {figure!r}, "
                                f"but the model's own count gave {metrics['accuracy']!r}")
-        key = recorded.format(name) if data_file is None and recorded else None
-        passes.append((instances, units, _identity(Path(run_dir), run, name, key)))
+        key = recorded.format(name) if data_file is None else None
+        passes.append((instances, units, _identity(Path(run_dir), run, key)))
     _same_gold(passes[0][0], passes[1][0], target_fields(first.reader.fields), str(run_b))
 
     def score(state: State) -> float:
