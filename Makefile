@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # The CPU wheel of torch 2.13.0 (a local file on the project's machines); override if needed.
 TORCH_SPEC ?= torch==2.13.0
+# one test worker per core the process may use; every run lists its 40 slowest tests
+PYTEST_FLAGS ?= -n auto --dist loadscope --durations=40
 
 .PHONY: install test test-all lint demo tables clean
 
@@ -20,10 +22,10 @@ $(VENV)/.installed: pyproject.toml
 
 # the suite without the slow end-to-end campaigns (15-18 minutes on 2 cores beside other jobs, 2-3 more for the install); CI runs test-all
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_FLAGS)
 
 test-all: install
-	$(BIN)/python -m pytest -m "slow or not slow"
+	$(BIN)/python -m pytest $(PYTEST_FLAGS) -m "slow or not slow"
 
 lint: install
 	$(BIN)/ruff check .

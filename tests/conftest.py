@@ -6,6 +6,9 @@ before torch is imported, inherited by the commands the tests start): on a busy 
 spinning threads only take CPU from the processes they wait for. bf16 runs as asked on any CPU
 (``ELMO_FORCE_BF16=1``): the tests of bf16 numerics need it, and ``tests/test_precision.py``
 unsets it where it checks the fall-back to fp32 on CPUs without bf16 matrix units.
+
+Under ``pytest -n N`` (``make test``: a worker per core) each worker and the commands it starts
+compute on one thread, so that N workers share N cores rather than fight over them.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("ELMO_FORCE_BF16", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from collections.abc import Iterator
 from pathlib import Path

@@ -25,7 +25,7 @@ def test_bench_ner_runs_an_epoch_on_the_sample() -> None:
 def test_bench_pretrain_times_both_precisions_on_a_tiny_architecture() -> None:
     result = subprocess.run([sys.executable, "benchmarks/bench_pretrain.py", "--sizes", "tiny",
                              "--steps", "1", "--batch", "4", "--tokens", "5", "--vocab", "200",
-                             "--threads", "1"],
+                             "--threads", "1", "--peak-size", "128"],
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     for line in ("fp32 matmul peak", "tiny: ", "  fp32: ", "  bf16: ", "bf16 / fp32 tokens/s",

@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -171,12 +172,33 @@ def stop_on_lost_rank(run_dir: Path) -> Iterator[None]:
         raise TrainingStopped(lost_rank_message(run_dir, rank, size)) from None
 
 
+LEAVE_TIMEOUT_S = 600.0  # how long a finished rank waits at exit for the others
+
+
 def _leave() -> None:
-    """Take the process group down before the interpreter does: a gloo group left to the
-    process's teardown can abort it ("terminate called without an active exception") and
-    turn a finished run into a failed one."""
-    if dist.is_initialized():
+    """Take the process group down before the interpreter does, and only once every rank has
+    reached its exit: a rank that tears its gloo group down while a peer still runs (rank 0
+    writing the archive) can abort ("terminate called without an active exception") and turn
+    a finished run into a failed one. The barrier is monitored: a peer that has died breaks
+    it at once and one that hangs times it out (``LEAVE_TIMEOUT_S``), so neither holds the
+    exit for ever."""
+    if not dist.is_initialized():
+        return
+    try:
+        _exit_barrier(LEAVE_TIMEOUT_S)
+    except RuntimeError as error:  # a peer gone or stuck: leave anyway, without a traceback
+        logger.debug("leaving without the other ranks: %s", error)
+    finally:
         dist.destroy_process_group()
+
+
+def _exit_barrier(timeout_s: float) -> None:
+    """A barrier that cannot wait longer than ``timeout_s``: gloo's monitored barrier in a
+    gloo group (every CPU run); a plain one elsewhere (NCCL's own timeout bounds it)."""
+    if dist.get_backend() == dist.Backend.GLOO:
+        dist.monitored_barrier(timeout=timedelta(seconds=timeout_s))
+    else:
+        dist.barrier()
 
 
 def place_on_device(device: torch.device, world: World) -> torch.device:

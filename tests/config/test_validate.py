@@ -414,25 +414,35 @@ def test_lookup_unknown_category() -> None:
     assert problem == "unknown no_such_category type 'thing' (known: none)"
 
 
-def test_register_twice_with_another_builder_fails() -> None:
+@pytest.fixture
+def scratch_category(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A registry category of the test's own, gone after it (the registry is global: what one
+    test registers must not reach another run in the same worker)."""
+    from elmo_experiments.config import registry
+
+    monkeypatch.setitem(registry._REGISTRY, "test_validate_category", {})
+    return "test_validate_category"
+
+
+def test_register_twice_with_another_builder_fails(scratch_category: str) -> None:
     def first() -> None: ...
 
     def second() -> None: ...
 
-    register("test_validate_category", "thing", params=[])(first)
-    register("test_validate_category", "thing", params=[])(first)
+    register(scratch_category, "thing", params=[])(first)
+    register(scratch_category, "thing", params=[])(first)
     with pytest.raises(ValueError, match="registered twice"):
-        register("test_validate_category", "thing", params=[])(second)
+        register(scratch_category, "thing", params=[])(second)
 
 
-def test_spec_build_passes_params_and_context() -> None:
+def test_spec_build_passes_params_and_context(scratch_category: str) -> None:
     def build(size: int, vocab: str) -> tuple[int, str]:
         return size, vocab
 
-    register("test_validate_category", "built", params=[Param("size", int, 3)],
+    register(scratch_category, "built", params=[Param("size", int, 3)],
              context=("vocab",))(build)
     validator = Validator()
-    spec = validator.component({"type": "built"}, "test_validate_category", "x")
+    spec = validator.component({"type": "built"}, scratch_category, "x")
     assert validator.problems == []
     assert isinstance(spec, Spec)
     assert spec.build(vocab="v") == (3, "v")
