@@ -12,9 +12,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "reproduction" / "ner" / "sample"
-TRAIN_ARGS = ["-o", "trainer.num_epochs=12", "-o", "data_loader.batch_size=4",
-              "-o", "trainer.progress_bar=false"]
-
 
 def elmo_exp(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
@@ -22,15 +19,9 @@ def elmo_exp(*args: str, stdin: str | None = None) -> subprocess.CompletedProces
                           capture_output=True, text=True, input=stdin, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("cli") / "run"
-    result = elmo_exp("train", "experiments/ner_baseline.jsonnet", "-s", str(path), *TRAIN_ARGS)
-    assert result.returncode == 0, result.stderr
-    metrics = json.loads(result.stdout)
-    assert metrics["best_validation_f1"] > 0, "the sample should be learnable in 12 epochs"
-    assert "EMBEDDED SAMPLE" in result.stderr
-    return path
+@pytest.fixture
+def run_dir(learned_ner_run: Path) -> Path:
+    return learned_ner_run
 
 
 def test_train_refuses_existing_directory(run_dir):
@@ -112,11 +103,8 @@ def test_score_ner_report(tmp_path):
     )
 
 
-def test_compare_bootstraps_two_runs_on_their_test_data(run_dir, tmp_path):
-    short = tmp_path / "short"
-    trained = elmo_exp("train", "experiments/ner_baseline.jsonnet", "-s", str(short),
-                       *TRAIN_ARGS, "-o", "trainer.num_epochs=1")
-    assert trained.returncode == 0, trained.stderr
+def test_compare_bootstraps_two_runs_on_their_test_data(run_dir, tmp_path, trained_run):
+    short = trained_run("ner_baseline")  # one epoch
     output = tmp_path / "compare.json"
     result = elmo_exp("compare", str(short), str(run_dir), "--samples", "300",
                       "--output", str(output))
@@ -152,14 +140,10 @@ def test_validate_ok():
 
 
 @pytest.mark.parametrize("task", ["squad", "srl"])
-def test_predict_and_evaluate_write_the_same_official_file(task, tmp_path):
-    run = tmp_path / "run"
+def test_predict_and_evaluate_write_the_same_official_file(task, tmp_path, trained_run):
+    run = trained_run(f"{task}_baseline")
     dev = {"squad": "reproduction/squad/sample/dev.json",
            "srl": "reproduction/srl/sample/dev.txt"}[task]
-    trained = elmo_exp("train", f"experiments/{task}_baseline.jsonnet", "-s", str(run),
-                       "--ext-var", "ELMO_SIZE=cpu", "-o", "trainer.num_epochs=1",
-                       "-o", "trainer.progress_bar=false")
-    assert trained.returncode == 0, trained.stderr
     predicted, evaluated = tmp_path / "predicted", tmp_path / "evaluated"
     assert elmo_exp("predict", str(run), dev, "--official-output", str(predicted),
                     "--output", str(tmp_path / "p.jsonl")).returncode == 0

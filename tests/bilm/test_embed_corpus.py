@@ -59,9 +59,12 @@ def batches_done(staging: Staging) -> int:
 
 
 @pytest.mark.parametrize("options, kill", [
-    (("--batch-size", "4", "--dtype", "float16", "--pool", "mean"), signal.SIGKILL),
-    (("--batch-size", "4", "--state", "stateful", "--layout", "ragged"), signal.SIGTERM),
-], ids=["stateless-float16-mean-SIGKILL", "stateful-ragged-SIGTERM"])
+    pytest.param(("--batch-size", "4", "--dtype", "float16", "--pool", "mean"), signal.SIGKILL,
+                 id="stateless-float16-mean-SIGKILL"),
+    pytest.param(("--batch-size", "4", "--state", "stateful", "--layout", "ragged"),
+                 signal.SIGTERM, id="stateful-ragged-SIGTERM",
+                 marks=pytest.mark.slow),  # the second kill of the campaign: make test-all
+])
 def test_a_killed_embed_recovers_to_the_uninterrupted_file_bit_for_bit(
         tiny_bilm_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         options: tuple[str, ...], kill: signal.Signals) -> None:

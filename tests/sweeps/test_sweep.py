@@ -81,6 +81,7 @@ def test_a_killed_grid_resumes(tmp_path: Path) -> None:
         == {"skipped"}
 
 
+@pytest.mark.slow  # four sweeps of submitit workers (25 s); make test-all (CI) runs it
 def test_a_failing_cell_is_retried_once_and_reported(tmp_path: Path) -> None:
     spec = _spec(tmp_path, {"ok": {}, "broken": {"overrides": ["train_data_path=/no/such"]}},
                  [1])
@@ -196,6 +197,7 @@ def test_only_restricts_the_grid_to_named_variants(tmp_path: Path) -> None:
     assert "random_seed=2" in printed.stdout
 
 
+@pytest.mark.slow  # three sweeps of submitit workers (25 s); make test-all (CI) runs it
 def test_the_cells_of_a_sweep_share_an_activation_cache(tmp_path: Path,
                                                         tiny_bilm_dir: Path) -> None:
     """--activation-cache reaches the workers: the ELMo cells' activations land in one disk

@@ -127,13 +127,20 @@ def test_fp16_keeps_its_loss_scale_in_last_pt(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("samples_only")
-def test_bf16_trains_the_ner_sample_into_the_fp32_band(tmp_path: Path) -> None:
+def test_bf16_trains_the_ner_sample_into_the_fp32_band(tmp_path: Path,
+                                                       learned_ner_run: Path) -> None:
+    """The same run as the shared fp32 one (12 epochs, batches of 4), in bf16."""
+    import json
+
     from elmo_experiments.run import train
 
     args = ["trainer.num_epochs=12", "data_loader.batch_size=4", "trainer.progress_bar=false",
-            "trainer.tensorboard=false"]
-    f1 = {amp: train("experiments/ner_baseline.jsonnet", tmp_path / amp,
-                     overrides=[*args, f"trainer.amp={amp}"] if amp != "fp32" else args
-                     )["best_validation_f1"] for amp in ("fp32", "bf16")}
+            "trainer.tensorboard=false", "trainer.amp=bf16"]
+    config = json.loads((learned_ner_run / "config.json").read_text())
+    assert config["trainer"].get("amp") is None and config["trainer"]["num_epochs"] == 12
+    fp32 = json.loads((learned_ner_run / "metrics.json").read_text())
+    f1 = {"fp32": fp32["best_validation_f1"],
+          "bf16": train("experiments/ner_baseline.jsonnet", tmp_path / "bf16",
+                        overrides=args)["best_validation_f1"]}
     assert f1["fp32"] > 20, f1
     assert abs(f1["bf16"] - f1["fp32"]) < 10, f1

@@ -110,6 +110,7 @@ def test_the_lock_is_reentrant_and_removes_only_what_it_created(tmp_path: Path) 
     assert not holds(run_dir) and not run_dir.exists()
 
 
+@pytest.mark.slow  # torchrun starts three processes; make test-all (CI) runs it
 def test_two_processes_of_a_torchrun_run_both_stop_on_a_held_directory(holder) -> None:
     """Rank 0 holds the lock for the run; the other ranks hear of a refusal from it (and
     do not wait for it at a barrier)."""
