@@ -24,11 +24,13 @@ import torch
 from common import (
     add_cpu_tuning_argument,
     add_device_argument,
+    add_peak_size_argument,
     apply_cpu_tuning,
     describe_device,
     device_of,
     forward_flops,
     matmul_peak,
+    peak_side,
     synchronize,
 )
 
@@ -75,7 +77,8 @@ def time_forward(bilm, ids: torch.Tensor, repeats: int) -> float:  # type: ignor
 def bench_bilm(args: argparse.Namespace) -> None:
     options = SIZES[args.size]
     device = device_of(args.device)
-    peaks = {p: matmul_peak(precision=p, device=device) for p in args.precisions}
+    peaks = {p: matmul_peak(args.peak_size, precision=p, device=device)
+             for p in args.precisions}
     ids = batch_to_ids(sentences(args.batch, args.tokens, seed=0)).to(device)
     tokens = args.batch * args.tokens
     flops = forward_flops(options, args.batch * (args.tokens + 2))
@@ -91,11 +94,12 @@ def bench_bilm(args: argparse.Namespace) -> None:
         bilm.to(device)
         runner = BilmRunner(bilm, "stateless", precision=precision)
         seconds = time_forward(runner, ids, args.repeats)
-        peak = max(peaks[precision], matmul_peak(precision=precision, device=device))  # the
-        # stricter ratio
+        peak = max(peaks[precision], matmul_peak(args.peak_size, precision=precision,
+                                                  device=device))  # the stricter ratio
         achieved = flops / seconds / 1e9
         speeds[precision] = tokens / seconds
-        print(f"  {precision} matmul peak (2048^3):  {peak:8.1f} GFLOP/s (best before/after)")
+        side = peak_side(args.peak_size, device)
+        print(f"  {precision} matmul peak ({side}^3):  {peak:8.1f} GFLOP/s (best before/after)")
         print(f"  {precision} forward, no caches:    {tokens / seconds:8.0f} tokens/s  "
               f"{seconds * 1000:7.1f} ms/batch  {achieved:6.1f} GFLOP/s "
               f"= {achieved / peak:.2f} of peak")
@@ -144,6 +148,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-ner", action="store_true")
+    add_peak_size_argument(parser)
     parser.add_argument("--precisions", nargs="+", default=["fp32", "bf16"],
                         choices=["fp32", "bf16"])
     add_device_argument(parser)

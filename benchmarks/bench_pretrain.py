@@ -33,10 +33,12 @@ import torch
 from common import (
     add_cpu_tuning_argument,
     add_device_argument,
+    add_peak_size_argument,
     apply_cpu_tuning,
     describe_device,
     device_of,
     matmul_peak,
+    peak_side,
     synchronize,
     training_flops,
 )
@@ -132,9 +134,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--vocab", type=int, default=28000)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--peak-size", type=int, default=2048,
-                        help="side of the square product the peak is measured on (the tests' "
-                             "smoke run uses a small one: emulated bf16 takes minutes at 2048)")
+    add_peak_size_argument(parser)
     add_device_argument(parser)
     add_cpu_tuning_argument(parser)
     args = parser.parse_args()
@@ -146,8 +146,8 @@ def main() -> None:
     peaks = {p: matmul_peak(args.peak_size, precision=p, device=device)
              for p in args.precisions}
     for precision, peak in peaks.items():
-        side = 8192 if device.type == "cuda" else args.peak_size  # matmul_peak's rule
-        print(f"{precision} matmul peak ({side}^3): {peak:.1f} GFLOP/s")
+        print(f"{precision} matmul peak ({peak_side(args.peak_size, device)}^3): "
+              f"{peak:.1f} GFLOP/s")
     rng = random.Random(0)
     for size in args.sizes:
         model, optimizer_spec, grad_norm = build(size, args.vocab)

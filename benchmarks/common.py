@@ -21,6 +21,17 @@ def add_device_argument(parser: argparse.ArgumentParser) -> None:
                         help="cpu, cuda, cuda:N or auto (a GPU when there is one)")
 
 
+def add_peak_size_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--peak-size", type=int, default=2048,
+                        help="side of the square product the CPU's matmul peak is measured on "
+                             "(smoke runs take a small one: emulated bf16 takes minutes at 2048)")
+
+
+def peak_side(size: int, device: torch.device) -> int:
+    """The side ``matmul_peak`` multiplies at on ``device`` when asked for ``size``."""
+    return 8192 if device.type == "cuda" else size
+
+
 def add_cpu_tuning_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cpu-tuning", action="store_true",
                         help="measure without tune_cpu_runtime() (the trainer applies it)")
@@ -57,7 +68,7 @@ def matmul_peak(size: int = 2048, repeats: int = 10, precision: str = "fp32",
     in this process (fewer repeats once ``budget_s`` is spent: emulated bf16 is very slow).
     On a GPU the product is 8192^2, large enough to fill it."""
     device = torch.device(device)
-    size = 8192 if device.type == "cuda" else size
+    size = peak_side(size, device)
     a = torch.randn(size, size, dtype=DTYPES[precision], device=device)
     b = torch.randn(size, size, dtype=DTYPES[precision], device=device)
     torch.mm(a, b)

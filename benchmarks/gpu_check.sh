@@ -21,7 +21,7 @@ else PY=python3; fi
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 if $dry; then  # fp16 products are emulated on CPUs (minutes for one peak measurement)
   device=cpu steps=3 bilm=tiny pretrain=tiny repeats=1 pretrain_steps=1 precisions="fp32 bf16"
-  shape="--batch 4 --tokens 5" out=${GPU_CHECK_OUT:-$(mktemp -d)}
+  shape="--batch 4 --tokens 5 --peak-size 128" out=${GPU_CHECK_OUT:-$(mktemp -d)}
 else
   device=cuda steps=30 bilm=original pretrain="original gutenberg" repeats=3 pretrain_steps=5
   precisions="fp32 bf16 fp16" shape="--batch 64 --tokens 20" out=${GPU_CHECK_OUT:-results/gpu}
