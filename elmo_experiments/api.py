@@ -68,7 +68,14 @@ class Predictor:
         self.run = run
 
     @classmethod
-    def from_path(cls, path: str | Path, device: str = "cpu") -> Predictor:
+    def from_path(cls, path: str | Path, device: str = "cpu", threads: int | None = None
+                  ) -> Predictor:
+        """The model of a run directory or ``model.tar.gz`` (``threads``: torch's compute
+        threads for the process; None leaves them as they are)."""
+        if threads is not None:
+            from elmo_experiments.threads import set_threads
+
+            set_threads(threads)
         return cls(load_archive(path, device))
 
     def predict(self, text: str, language: str | None = None) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ import click
 
 from elmo_experiments.errors import ElmoError
 
+THREADS_HELP_SHORT = "torch threads (default: the CPUs this process may use)"
 CONFIG_OPTIONS = [
     click.option("-o", "--override", "overrides", multiple=True,
                  help='JSON object or dotted path=value, e.g. -o trainer.num_epochs=1'),
@@ -234,11 +235,18 @@ def compare(run_a: str, run_b: str, data_file: str | None, metric: str | None, s
 
 @cli.command()
 @RUN_ARGUMENT
-@click.argument("input_file", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--text", "raw_text", is_flag=True,
-              help="INPUT is raw text (tokenised with spaCy, split into sentences)")
+@click.argument("input_file", required=False, metavar="[INPUT]",
+                type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--text", "texts", multiple=True, metavar="TEXT",
+              help='raw text to predict, e.g. --text "John lives in Paris." (repeatable; '
+              "tokenised and split into sentences with spaCy's rules)")
+@click.option("--format", "input_format", type=click.Choice(["data", "text", "jsonl"]),
+              help="how INPUT is read: data (the task's data format; the default), text (raw "
+              "text, one or more sentences a line; the default for -), jsonl (a JSON object a "
+              'line: {"text": ...}, {"tokens": [...]} or the task\'s inputs as serve takes '
+              "them; the default for *.jsonl)")
 @click.option("--language", default=None,
-              help="--text's language: spaCy's rules for this code (default: the run's "
+              help="raw text's language: spaCy's rules for this code (default: the run's "
               "dataset_reader.language, else en)")
 @click.option("--output", type=click.Path(dir_okay=False), help="write here instead of stdout")
 @click.option("--weights", default="best.pt", show_default=True)
@@ -246,18 +254,18 @@ def compare(run_a: str, run_b: str, data_file: str | None, metric: str | None, s
               help="also write the predictions in the official scorer's format here (SQuAD: "
               "the question id -> answer file that `elmo-exp score squad` reads)")
 @DEVICE_OPTION
-def predict(run_dir: str, input_file: str, raw_text: bool, language: str | None,
-            output: str | None, weights: str, official_output: str | None,
-            device: str) -> None:
-    """Predict with RUN (a run directory or a model.tar.gz) for INPUT (a data file, or raw
-    text with --text); write JSON lines.
+def predict(run_dir: str, input_file: str | None, texts: tuple[str, ...],
+            input_format: str | None, language: str | None, output: str | None, weights: str,
+            official_output: str | None, device: str) -> None:
+    """Predict with RUN (a run directory or a model.tar.gz) for INPUT (a data file; - reads
+    standard input) or for --text "..."; write JSON lines.
 
     Taggers give each token's tag; classifiers the label and every label's probability.
     """
     from elmo_experiments.predict import predict_lines
 
-    records = list(predict_lines(run_dir, input_file, raw_text, weights, device,
-                                 official_output, language))
+    records = list(predict_lines(run_dir, input_file, False, weights, device,
+                                 official_output, language, texts, input_format))
     lines = "".join(json.dumps(record) + "\n" for record in records)
     if output:
         from elmo_experiments.data.files import atomic_write_text
@@ -324,13 +332,22 @@ def embed(input_file: str, output_file: str, weights: str, layers: str, batch_si
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--bilm", help="also serve this biLM on /embed (a directory or a known name); "
               "each model's own biLM is served under the model's name")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True),
+              default=60.0, show_default=True,
+              help="seconds a request may take; past them it gets 504")
+@click.option("--max-queue", type=click.IntRange(min=1), default=16, show_default=True,
+              help="requests in flight at once; one more gets 503 at once")
 @DEVICE_OPTION
-def serve(runs: tuple[str, ...], host: str, port: int, bilm: str | None, device: str) -> None:
+def serve(runs: tuple[str, ...], host: str, port: int, bilm: str | None, timeout_s: float,
+          max_queue: int, device: str) -> None:
     """Serve trained models (run directories or model.tar.gz; NAME=PATH names one): a JSON API
-    and a demo page at http://HOST:PORT/ (needs the `serve` extra)."""
+    and a demo page at http://HOST:PORT/ (needs the `serve` extra); GET /health reports its
+    load."""
     from elmo_experiments.serve.app import serve as run_server
+    from elmo_experiments.serve.task_serving import Limits
 
-    run_server(list(runs), host, port, bilm, device)
+    run_server(list(runs), host, port, bilm, device,
+               Limits(timeout_s=timeout_s, max_queue=max_queue))
 
 
 @cli.command()
@@ -500,21 +517,19 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
 @click.option("--activation-cache", "cache_dir", required=True,
               type=click.Path(file_okay=False), metavar="DIR",
               help="the disk folder to fill (the one `sweep --activation-cache` names)")
-@click.option("--threads", type=click.IntRange(min=1), help="torch threads (default: torch's)")
+@click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP_SHORT)
 @config_options
 def fill_cache(config: str, cache_dir: str, threads: int | None, overrides: tuple[str, ...],
                ext_vars: tuple[str, ...]) -> None:
     """Compute the frozen encoder's activations (ELMo's or a transformer's) for every sentence
     CONFIG trains and validates on into DIR, without training: the cells of a sweep given
     `--activation-cache DIR` then read them from their first batch. Results do not change."""
-    import torch
-
     from elmo_experiments.config.loader import parse_ext_vars
     from elmo_experiments.fill_cache import fill_activation_cache
+    from elmo_experiments.threads import set_threads
     from elmo_experiments.training.session import setup_logging
 
-    if threads:
-        torch.set_num_threads(threads)
+    set_threads(threads)
     setup_logging(None)
     _print_json(fill_activation_cache(config, cache_dir, parse_ext_vars(list(ext_vars)),
                                       list(overrides)))
@@ -632,13 +647,37 @@ def _with_plugin_option(command: click.Command) -> click.Command:
     return command
 
 
+def _set_threads(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
+    from elmo_experiments.threads import set_threads
+
+    set_threads(value)
+
+
+THREADS_HELP = ("torch compute threads (default: OMP_NUM_THREADS, else the CPUs this process "
+                "may use: its affinity, capped by its cgroup's CPU quota); on a machine shared "
+                "with other jobs, 1 is often fastest")
+
+
+def _with_threads_option(command: click.Command) -> click.Command:
+    """``command`` with ``--threads N`` (set before it runs), unless it has a ``--threads`` of
+    its own (a sweep's per worker, word2vec's)."""
+    if not any(param.name == "threads" for param in command.params):
+        command.params.append(click.Option(
+            ["--threads"], type=click.IntRange(min=1), expose_value=False, is_eager=True,
+            callback=_set_threads, metavar="N", help=THREADS_HELP))
+    return command
+
+
 def _add_plugin_option(group: click.Group) -> None:
-    """``--include-package`` on every command (the registry's groups add it as they build)."""
+    """``--include-package`` and ``--threads`` on every command (the registry's groups add the
+    first as they build)."""
     for command in group.commands.values():
         if isinstance(command, click.Group) and not isinstance(command, RegistryGroup):
             _add_plugin_option(command)
         else:  # a registry group takes it too: a plugin's scorer is found after the import
             _with_plugin_option(command)
+            if not isinstance(command, click.Group):
+                _with_threads_option(command)
 
 
 _add_plugin_option(cli)

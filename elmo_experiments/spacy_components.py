@@ -51,9 +51,10 @@ class ElmoComponent:
     """Sets ``doc.tensor`` and token vectors from a biLM (see the module's docstring)."""
 
     def __init__(self, name: str, weights: str, layers: list[int] | None,
-                 mix: list[float] | None, gamma: float, batch_size: int, device: int) -> None:
+                 mix: list[float] | None, gamma: float, batch_size: int, device: int,
+                 threads: int | None = None) -> None:
         self.name = name
-        self.embedder = ElmoEmbedder(weights=weights, cuda_device=device)
+        self.embedder = ElmoEmbedder(weights=weights, cuda_device=device, threads=threads)
         count = self.embedder.num_layers
         if mix is not None and (layers is not None or len(mix) != count):
             raise ValueError(f"{name}: mix needs one weight per layer ({count}) and no layers")
@@ -96,12 +97,13 @@ class ElmoComponent:
 
 @Language.factory("elmo", default_config={"weights": DEFAULT_WEIGHTS, "layers": None,
                                           "mix": None, "gamma": 1.0, "batch_size": 32,
-                                          "device": -1})
+                                          "device": -1, "threads": None})
 def make_elmo(nlp: Language, name: str, weights: str, layers: list[int] | None,
               mix: list[float] | None, gamma: float, batch_size: int,
-              device: int) -> ElmoComponent:
-    """The ``elmo`` component: biLM vectors for every token (``device`` -1: the CPU)."""
-    return ElmoComponent(name, weights, layers, mix, gamma, batch_size, device)
+              device: int, threads: int | None) -> ElmoComponent:
+    """The ``elmo`` component: biLM vectors for every token (``device`` -1: the CPU;
+    ``threads``: torch's compute threads for the process, None leaves them as they are)."""
+    return ElmoComponent(name, weights, layers, mix, gamma, batch_size, device, threads)
 
 
 class ElmoTagger:
@@ -147,10 +149,15 @@ class ElmoTagger:
 
 
 @Language.factory("elmo_tagger", default_config={"archive": "", "batch_size": 16,
-                                                 "device": "cpu"})
+                                                 "device": "cpu", "threads": None})
 def make_elmo_tagger(nlp: Language, name: str, archive: str, batch_size: int,
-                     device: str) -> ElmoTagger:
-    """The ``elmo_tagger`` component: a trained model (``archive``) applied to each doc."""
+                     device: str, threads: int | None) -> ElmoTagger:
+    """The ``elmo_tagger`` component: a trained model (``archive``) applied to each doc
+    (``threads``: torch's compute threads for the process, None leaves them as they are)."""
+    if threads is not None:
+        from elmo_experiments.threads import set_threads
+
+        set_threads(threads)
     if not archive:
         raise ValueError(f"{name}: set config={{'archive': 'PATH/model.tar.gz'}}")
     return ElmoTagger(name, archive, batch_size, device)

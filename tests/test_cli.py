@@ -78,12 +78,44 @@ def test_predict_raw_text(run_dir, tmp_path):
     text = tmp_path / "text.txt"
     text.write_text("Maria Lindqvist said on Monday that Velto Bank would open an office. "
                     "Shares rose.\n\nPolice in Tarvik arrested 3 people.\n")
-    result = elmo_exp("predict", str(run_dir), str(text), "--text")
+    result = elmo_exp("predict", str(run_dir), str(text), "--format", "text")
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["tokens"][0] for r in records] == ["Maria", "Shares", "Police"]
     assert records[0]["tokens"][-1] == "."
     assert all(len(r["tokens"]) == len(r["tags"]) for r in records)
+    stdin = elmo_exp("predict", str(run_dir), "-", stdin=text.read_text())  # - : raw text
+    assert stdin.returncode == 0 and stdin.stdout == result.stdout
+
+
+def test_predict_takes_a_sentence_json_lines_and_says_what_it_expected(run_dir, tmp_path):
+    """The common case is obvious (--text "..."); JSON lines of inputs as AllenNLP's predict
+    takes them; a sentence given as INPUT is an error that names the way out."""
+    sentence = "Maria Lindqvist said on Monday that Velto Bank would open an office."
+    given = elmo_exp("predict", str(run_dir), "--text", sentence, "--text", "Shares rose.")
+    assert given.returncode == 0, given.stderr
+    records = [json.loads(line) for line in given.stdout.splitlines()]
+    assert [r["tokens"][0] for r in records] == ["Maria", "Shares"]
+    lines = tmp_path / "inputs.jsonl"
+    lines.write_text(json.dumps({"text": sentence}) + "\n\n"
+                     + json.dumps({"tokens": ["Shares", "rose", "."]}) + "\n")
+    jsonl = elmo_exp("predict", str(run_dir), str(lines))
+    assert jsonl.returncode == 0, jsonl.stderr
+    first, second = (json.loads(line) for line in jsonl.stdout.splitlines())
+    assert first == records[0]  # the same text, the same prediction
+    assert second["tokens"] == ["Shares", "rose", "."] and len(second["tags"]) == 3
+    mistaken = elmo_exp("predict", str(run_dir), sentence)
+    assert mistaken.returncode == 1 and mistaken.stderr.splitlines() == [
+        f"error: {sentence}: no such file (INPUT is a file to predict: the task's data, raw "
+        f"text with --format text, or JSON lines; to predict a sentence, give it as --text "
+        f'"..."; - reads standard input)']
+    lines.write_text('{"text": "fine"}\n{"tokens": "not a list"}\n')
+    bad = elmo_exp("predict", str(run_dir), str(lines))
+    assert bad.returncode == 1 and bad.stderr.startswith(f"error: {lines}, line 2: tokens")
+    assert len(bad.stderr.splitlines()) == 1
+    lines.write_text("[1, 2]\n")
+    bad = elmo_exp("predict", str(run_dir), str(lines), "--format", "jsonl")
+    assert bad.stderr.strip() == f"error: {lines}, line 1: must be a JSON object, got list"
 
 
 def test_score_ner_report(tmp_path):
@@ -150,5 +182,6 @@ def test_predict_and_evaluate_write_the_same_official_file(task, tmp_path, train
     assert elmo_exp("evaluate", str(run), dev, "--official-output", str(evaluated)
                     ).returncode == 0
     assert predicted.read_bytes() == evaluated.read_bytes() and predicted.stat().st_size > 0
-    text = elmo_exp("predict", str(run), dev, "--text", "--official-output", str(predicted))
+    text = elmo_exp("predict", str(run), dev, "--format", "text", "--official-output",
+                    str(predicted))
     assert text.returncode == 1 and "error:" in text.stderr

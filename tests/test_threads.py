@@ -58,3 +58,30 @@ def test_set_threads_takes_the_argument_then_omp_num_threads_then_the_cpus(
             threads.set_threads(0)
     finally:
         torch.set_num_threads(before)
+
+
+def _leaves(group, prefix=()):  # type: ignore[no-untyped-def]
+    import click
+
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _leaves(command, (*prefix, name))
+        else:
+            yield (*prefix, name), command
+
+
+def test_every_command_takes_threads_and_sets_torchs() -> None:
+    from click.testing import CliRunner
+
+    from elmo_experiments.cli import cli
+
+    for path, command in _leaves(cli):
+        assert "threads" in [p.name for p in command.params], " ".join(path)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        result = CliRunner().invoke(cli, ["data", "list", "--threads", "1"])
+        assert result.exit_code == 0, result.output
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

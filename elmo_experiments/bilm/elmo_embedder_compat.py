@@ -29,6 +29,7 @@ from elmo_experiments.bilm.pretrained import resolve_bilm
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.errors import DataError
+from elmo_experiments.threads import set_threads
 
 DEFAULT_BATCH_SIZE = 64  # AllenNLP's
 DEFAULT_WEIGHTS = "gutenberg"  # shipped in the package: works offline
@@ -46,7 +47,10 @@ class ElmoEmbedder:
 
     def __init__(self, options_file: str | None = None, weight_file: str | None = None,
                  cuda_device: int = -1, *, weights: str | None = None,
-                 state: str = "stateless", precision: str = "fp32") -> None:
+                 state: str = "stateless", precision: str = "fp32",
+                 threads: int | None = None) -> None:
+        if threads is not None:  # torch's compute threads, for the whole process
+            set_threads(threads)
         if weights is None and weight_file is None:
             weights, options_file = options_file or DEFAULT_WEIGHTS, None
         bilm = load_bilm(*resolve_bilm(weights, options_file, weight_file))

@@ -6,15 +6,23 @@
 - ``POST /predict/NAME``: ``{"text": ...}``, ``{"texts": [...]}``, ``{"instances": [...]}`` or
   one instance's fields; every input's records, all inputs predicted as batches.
 - ``POST /embed``: biLM layers (``layers``) or a weighted ``mix`` for ``tokens`` or ``texts``.
+- ``GET /health``: ``{"status": "ok", "in_flight": ..., "max_queue": ..., "models": [...]}``.
 
 Bad input never takes the server down: malformed JSON, wrong types and oversized requests get a
 4xx answer ``{"error": "FIELD: what is wrong"}``; an unexpected failure a 500 in the same form.
+
+Under load: the forward passes run in worker threads, off the event loop, and requests take
+turns at a model a few instances at a time (``turns.py``), so a short request is not held
+behind a long one. At most ``Limits.max_queue`` requests are in flight; one more gets 503 at
+once. A request not answered within ``Limits.timeout_s`` gets 504 (the work stops at its next
+chunk).
 """
 
 # No `from __future__ import annotations`: FastAPI reads the handlers' annotations (``Request``,
 # imported inside ``create_app`` so that this module loads without the extra) as objects.
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -84,27 +92,49 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
         return {"models": [model.describe() for model in models.values()],
                 "bilms": sorted(embedders)}
 
+    busy = {"in_flight": 0}  # requests admitted and not yet answered (the event loop's count)
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "in_flight": busy["in_flight"], "max_queue": limits.max_queue,
+                "timeout_s": limits.timeout_s, "models": sorted(models),
+                "bilms": sorted(embedders)}
+
+    async def in_turn(work: Any, request: Request, *args: Any) -> JSONResponse:
+        """``work(body, *args, limits, deadline)`` in a worker thread, if the queue has room."""
+        from starlette.concurrency import run_in_threadpool
+
+        if busy["in_flight"] >= limits.max_queue:
+            raise RequestError("server", f"busy: {busy['in_flight']} requests in flight, the "
+                                         f"most it takes; retry shortly", 503)
+        busy["in_flight"] += 1
+        try:
+            deadline = time.monotonic() + limits.timeout_s
+            body = await body_of(request)
+            return JSONResponse(await run_in_threadpool(work, *args, body, limits, deadline))
+        finally:
+            busy["in_flight"] -= 1
+
     @app.post("/predict/{name}")
     async def predict(name: str, request: Request) -> JSONResponse:
         model = models.get(name)
         if model is None:
             raise RequestError("name", f"no model {name!r} (loaded: {', '.join(models)})", 404)
-        body = await body_of(request)
-        from starlette.concurrency import run_in_threadpool
-
-        return JSONResponse(await run_in_threadpool(model.predict, body, limits))
+        return await in_turn(lambda body, lim, deadline: model.predict(body, lim, deadline),
+                             request)
 
     @app.post("/embed")
     async def embed(request: Request) -> JSONResponse:
-        body = await body_of(request)
         if not embedders:
             raise RequestError("bilm", "no biLM is loaded (start with --bilm)", 404)
-        name = body.get("bilm", next(iter(embedders))) if isinstance(body, dict) else None
-        if not isinstance(name, str) or name not in embedders:
-            raise RequestError("bilm", f"one of {', '.join(embedders)}")
-        from starlette.concurrency import run_in_threadpool
 
-        return JSONResponse(await run_in_threadpool(embedders[name].embed, body, limits))
+        def chosen(body: Any, lim: Limits, deadline: float) -> dict[str, Any]:
+            name = body.get("bilm", next(iter(embedders))) if isinstance(body, dict) else None
+            if not isinstance(name, str) or name not in embedders:
+                raise RequestError("bilm", f"one of {', '.join(embedders)}")
+            return embedders[name].embed(body, lim, deadline)
+
+        return await in_turn(chosen, request)
 
     return app
 

@@ -11,7 +11,7 @@ Nothing here needs the web framework: ``app.py`` maps ``RequestError`` to a 4xx 
 from __future__ import annotations
 
 import json
-import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from elmo_experiments.errors import ElmoError
 from elmo_experiments.serve.task_serving import Limits, RequestError, serving_for
 from elmo_experiments.serve.task_serving import text as _text
 from elmo_experiments.serve.task_serving import tokens as _tokens
+from elmo_experiments.serve.turns import Turns, TurnTimeout
 
 __all__ = ["Embedder", "Limits", "RequestError", "ServedModel", "model_names", "request_items"]
 
@@ -57,9 +58,16 @@ def request_items(body: Any, limits: Limits) -> tuple[list[dict[str, Any]], str]
     return [body], ""
 
 
+def _timed_out(limits: Limits) -> RequestError:
+    return RequestError("request", f"not answered within {limits.timeout_s:g} s (the server "
+                                   f"is busy, or the request is large): retry, or send less",
+                        504)
+
+
 class ServedModel:
     """One loaded model: its ``Predictor``, task, config digest, biLM and learned layer
-    weights. ``predict`` is safe to call from several threads (one request at a time)."""
+    weights. ``predict`` is safe to call from several threads: requests take turns at the
+    model a chunk of instances at a time (``Turns``)."""
 
     def __init__(self, name: str, path: str | Path, device: str = "cpu") -> None:
         from elmo_experiments.training.archive import extract_archive
@@ -75,7 +83,7 @@ class ServedModel:
         config = read_config(folder)
         self.config_sha256 = config_digest(config)
         self.bilm = _bilm_info(config, folder)
-        self.lock = threading.Lock()
+        self.turns = Turns()
 
     def layer_weights(self) -> list[dict[str, Any]]:
         """Each ELMo embedder's mixes: normalised layer weights s and γ (the paper's eq. 1)."""
@@ -100,8 +108,11 @@ class ServedModel:
                 "inputs": self.serving.inputs if self.serving else "instances",
                 "layer_weights": self.layer_weights()}
 
-    def predict(self, body: Any, limits: Limits) -> dict[str, Any]:
-        """One result per input (a list of records), all inputs predicted as batches."""
+    def predict(self, body: Any, limits: Limits, deadline: float | None = None
+                ) -> dict[str, Any]:
+        """One result per input (a list of records), all inputs predicted as batches, taking
+        turns at the model with other requests; a 504 ``RequestError`` past ``deadline``
+        (``time.monotonic()`` seconds)."""
         items, key = request_items(body, limits)
         reader = self.predictor.run.reader
         groups: list[list[dict[str, Any]]] = []
@@ -118,8 +129,7 @@ class ServedModel:
             raise RequestError(key or "body", f"{total} instances, over the limit of "
                                               f"{limits.max_items * 64}", 413)
         flat = [instance for group in groups for instance in group]
-        with self.lock:
-            records = self.predictor.predict_instances(flat) if flat else []
+        records = self._predict_in_turns(flat, limits, deadline)
         results, start = [], 0
         enrich = self.serving.enrich if self.serving and self.serving.enrich else None
         for group in groups:
@@ -131,6 +141,22 @@ class ServedModel:
             results = [self.serving.finish(item, result)
                        for item, result in zip(items, results, strict=True)]
         return {"model": self.name, "task": self.task, "results": results}
+
+    def _predict_in_turns(self, instances: list[dict[str, Any]], limits: Limits,
+                          deadline: float | None) -> list[dict[str, Any]]:
+        """The records of ``instances``, ``limits.chunk_instances`` at a turn of the model's
+        lock: requests take turns chunk by chunk. Past ``deadline``: a 504."""
+        records: list[dict[str, Any]] = []
+        size = max(1, limits.chunk_instances)
+        for start in range(0, len(instances), size):
+            if deadline is not None and time.monotonic() > deadline:
+                raise _timed_out(limits)
+            try:
+                with self.turns.hold(deadline):
+                    records += self.predictor.predict_instances(instances[start:start + size])
+            except TurnTimeout:
+                raise _timed_out(limits) from None
+        return records
 
     def _instances(self, item: dict[str, Any], where: str, limits: Limits,
                    reader: Any) -> list[dict[str, Any]]:
@@ -189,9 +215,12 @@ class Embedder:
     def __init__(self, name: str, embedder: Any) -> None:
         self.name = name
         self.embedder = embedder  # an ElmoEmbedder
-        self.lock = threading.Lock()
+        self.turns = Turns()
 
-    def embed(self, body: Any, limits: Limits) -> dict[str, Any]:
+    def embed(self, body: Any, limits: Limits, deadline: float | None = None
+              ) -> dict[str, Any]:
+        """The vectors of every sentence, taking turns at the biLM a chunk at a time (as
+        ``ServedModel.predict``); a 504 past ``deadline``."""
         from elmo_experiments.data.tokenizers import tokenize
 
         if not isinstance(body, dict):
@@ -211,8 +240,16 @@ class Embedder:
                                                       f"limit of {limits.max_tokens}", 413)
         num_layers = self.embedder.num_layers
         layers, mix, gamma = _selection(body, num_layers)
-        with self.lock:
-            arrays = self.embedder.embed_batch(sentences)
+        arrays: list[np.ndarray] = []
+        size = max(1, limits.chunk_instances)
+        for start in range(0, len(sentences), size):
+            if deadline is not None and time.monotonic() > deadline:
+                raise _timed_out(limits)
+            try:
+                with self.turns.hold(deadline):
+                    arrays += self.embedder.embed_batch(sentences[start:start + size])
+            except TurnTimeout:
+                raise _timed_out(limits) from None
         out = []
         for tokens, array in zip(sentences, arrays, strict=True):
             if mix is not None:

@@ -38,6 +38,10 @@ class Limits:
     max_items: int = 64  # texts or instances per request
     max_chars: int = 20_000  # per text
     max_tokens: int = 512  # per token list (and per tokenised sentence for /embed)
+    timeout_s: float = 60.0  # a request not answered by then gets 504
+    max_queue: int = 16  # requests in flight at once; more get 503 at once
+    chunk_instances: int = 8  # instances predicted per turn at a model (a short request
+    # waits for one such chunk of a long one, not for all of it)
 
 
 # item, its error prefix ("instances[2]." or ""), limits, the run's reader -> instances

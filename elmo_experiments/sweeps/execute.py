@@ -19,6 +19,7 @@ from typing import Any
 
 from elmo_experiments.errors import ConfigError, ElmoError, RunDirLocked, TrainingStopped
 from elmo_experiments.sweeps.spec import Cell, Sweep
+from elmo_experiments.threads import available_cpus
 from elmo_experiments.training.run_dir import (
     FAILED_FILE,
     config_differences,
@@ -200,13 +201,13 @@ def run_sweep(sweep: Sweep, root: Path, cluster: str = "local", workers: int | N
               slurm: dict[str, Any] | None = None, threads: int | None = None,
               force: bool = False) -> list[dict[str, Any]]:
     """Run every unfinished cell (twice at most: a job that died is resumed once); returns
-    one status per cell. ``threads``: torch threads per worker (local default: the CPUs
-    shared out between the workers). A cell whose config changed is ``changed`` and not run
-    unless ``force`` (then trained afresh)."""
+    one status per cell. ``threads``: torch threads per worker (local default: the CPUs this
+    process may use, shared out between the workers). A cell whose config changed is
+    ``changed`` and not run unless ``force`` (then trained afresh)."""
     root.mkdir(parents=True, exist_ok=True)
     workers = workers or sweep.workers
     if threads is None and cluster == "local":
-        threads = max(1, (os.cpu_count() or 1) // workers)
+        threads = max(1, available_cpus() // workers)
     statuses: dict[str, dict[str, Any]] = {}
     for cell in sweep.cells:
         if not force and cell_state(cell, cell_dir(root, cell)) == "changed":

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("fastapi", reason="the `serve` extra (fastapi, uvicorn) is not installed")
-uvicorn = pytest.importorskip("uvicorn", reason="the `serve` extra (uvicorn) is not installed")
+pytest.importorskip("uvicorn", reason="the `serve` extra (uvicorn) is not installed")
 webdriver = pytest.importorskip("selenium.webdriver",
                                 reason="selenium is not installed (pip install selenium)")
 
@@ -26,6 +23,7 @@ if not (CHROMIUM and DRIVER):
     pytest.skip("headless Chromium is absent: apt-get install chromium chromium-driver",
                 allow_module_level=True)
 
+from live_server import live_server  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
@@ -58,29 +56,13 @@ def _with_entities(url: str) -> tuple[str, list[tuple]]:
     raise AssertionError("the model finds no entity in the sample's sentences")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(archive_of) -> Iterator[tuple[str, object]]:
     models, embedders = load_models([f"ner={archive_of('ner')}",
                                      f"sst5={archive_of('sst5')}"], device="cpu")
     app = create_app(models, embedders)
-    port = _free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    running = uvicorn.Server(config)
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not running.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert running.started, "the server did not start"
-    yield f"http://127.0.0.1:{port}", app
-    running.should_exit = True
-    thread.join(timeout=10)
+    with live_server(app) as url:
+        yield url, app
 
 
 @pytest.fixture(scope="module")

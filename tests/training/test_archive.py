@@ -237,22 +237,53 @@ def test_the_python_api(trained, tmp_path: Path, tiny_bilm_dir: Path) -> None:
     assert predictor.predict("") == []
 
 
-def test_the_readme_python_example_runs(trained, tmp_path: Path, tiny_bilm_dir: Path) -> None:
+def _readme_python() -> str:
     import re
+
+    section = (REPO / "README.md").read_text()
+    section = section[section.index("\n## Python\n"):]
+    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
+
+
+def _run_readme_python(folder: Path) -> list[str]:
     import subprocess
     import sys
 
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("\n## Python\n"):]
-    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
-    shutil.copytree(tiny_bilm_dir, tmp_path / "runs" / "demo_bilm" / "bilm")  # as make demo
-    (tmp_path / "runs" / "demo").mkdir()
-    shutil.copy(trained["archive"], tmp_path / "runs" / "demo" / "model.tar.gz")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300,
-                          env={"ELMO_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin"})
+    done = subprocess.run([sys.executable, "-c", _readme_python()], cwd=folder,
+                          capture_output=True, text=True, timeout=300,
+                          env={"ELMO_CACHE_DIR": str(folder / "cache"), "PATH": "/usr/bin"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("torch.Size([2, 4, ")
     assert "[[True, True, True, True], [True, True, False, False]]" in lines[0]
     assert len(lines) == 2  # one sentence: its tags and spans
+    return lines
+
+
+def test_the_readme_python_example_runs_on_an_archive(trained, tmp_path: Path) -> None:
+    """The README's code as written, where runs/demo/model.tar.gz is a (one-epoch) archive."""
+    (tmp_path / "runs" / "demo").mkdir(parents=True)
+    shutil.copy(trained["archive"], tmp_path / "runs" / "demo" / "model.tar.gz")
+    _run_readme_python(tmp_path)
+
+
+@pytest.mark.slow  # make demo's 20 epochs with the shipped biLM: about two minutes
+def test_the_readme_python_example_runs_after_make_demo(tmp_path: Path) -> None:
+    """Exactly what the README says: make demo's own command (read from the Makefile), then
+    the README's code, in a fresh folder that holds only the project's experiments/."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    recipe = subprocess.run(["make", "-n", "-s", "demo", "BIN=BIN", "VENV=.venv"], cwd=REPO,
+                            capture_output=True, text=True, check=True).stdout.replace("\\\n", " ")
+    command = [line for line in recipe.splitlines() if line.startswith("BIN/elmo-exp ")]
+    assert len(command) == 1, recipe
+    args = shlex.split(command[0])[1:]
+    (tmp_path / "experiments").symlink_to(REPO / "experiments")
+    env = {k: v for k, v in os.environ.items() if k not in ("ELMO_DATA_DIR", "ELMO_WEIGHTS")}
+    demo = subprocess.run([sys.executable, "-m", "elmo_experiments", *args], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    _run_readme_python(tmp_path)

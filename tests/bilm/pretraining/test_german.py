@@ -65,17 +65,19 @@ def test_predict_text_splits_with_the_readers_language(runs: dict[str, Path]) ->
     runner = CliRunner()
     text = runs["ner"] / "input.txt"
     text.write_text(TEXT + "\n", encoding="utf-8")
-    german = runner.invoke(cli, ["predict", str(runs["ner"]), str(text), "--text"])
+    german = runner.invoke(cli, ["predict", str(runs["ner"]), str(text), "--format", "text"])
     assert german.exit_code == 0, german.output
     records = [json.loads(line) for line in german.output.splitlines()]
     assert [r["tokens"] for r in records] == [
         ["Anna", "Berger", "kam", "am", "3.", "Oktober", "nach", "Talheim", "."],
         ["Sie", "arbeitet", "bei", "der", "Nordbahn", "."]]
     assert all(len(r["tags"]) == len(r["tokens"]) for r in records)
-    english = runner.invoke(cli, ["predict", str(runs["ner"]), str(text), "--text",
+    given = runner.invoke(cli, ["predict", str(runs["ner"]), "--text", TEXT])
+    assert given.exit_code == 0 and given.output == german.output  # the text itself
+    english = runner.invoke(cli, ["predict", str(runs["ner"]), "--text", TEXT,
                                   "--language", "en"])
     assert len(english.output.splitlines()) == 3  # English rules end a sentence at "3."
-    unknown = runner.invoke(cli, ["predict", str(runs["ner"]), str(text), "--text",
+    unknown = runner.invoke(cli, ["predict", str(runs["ner"]), str(text), "--format", "text",
                                   "--language", "zz"])
     assert isinstance(unknown.exception, ConfigError)
     assert "unknown language code 'zz'" in str(unknown.exception)

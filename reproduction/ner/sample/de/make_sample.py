@@ -1,7 +1,7 @@
 """Writes the embedded German NER sample (invented sentences and names, written for this
 project) in the CoNLL-2003 column layout: ``word - - NER`` (POS and chunk columns unused),
 IOB1 tags, ``-DOCSTART-`` lines. It trains with a biLM pretrained on reproduction/bilm/sample/de
-(``dataset_reader.language: 'de'`` for ``predict --text``).
+(``dataset_reader.language: 'de'`` for ``predict --text "..."``).
 
 Run from the repository root: ``python reproduction/ner/sample/de/make_sample.py``; deterministic.
 """
