@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml
 	-command -v apt-get >/dev/null && (dpkg -s wordnet-base >/dev/null 2>&1 || (apt-get update && apt-get install -y wordnet-base)) || echo "wordnet-base not installed: WSD probe tests will skip"
 	touch $@
 
-# the suite without the slow end-to-end campaigns (15-18 minutes on 2 cores beside other jobs, 2-3 more for the install); CI runs test-all
+# the suite without the slow end-to-end checks, a worker per core (benchmarks/results/*/suite_test.txt: how long); CI runs test-all
 test: install
 	$(BIN)/python -m pytest $(PYTEST_FLAGS)
 

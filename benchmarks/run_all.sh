@@ -16,17 +16,7 @@ declare -A RUNS=(  # name -> script and arguments
   [bench_ner]="bench_ner.py --epochs 3"
   [bench_embed]="bench_embed.py --weights gutenberg --sentences 10000 100000 --threads 1 --interrupt 0.5"
 )
-machine() {  # vendor and bf16 unit, from /proc/cpuinfo
-  local vendor flags unit
-  vendor=$(awk -F': ' '/^vendor_id/ {print $2; exit}' /proc/cpuinfo)
-  flags=" $(awk -F': ' '/^flags/ {print $2; exit}' /proc/cpuinfo) "
-  case $vendor in GenuineIntel) vendor=intel ;; AuthenticAMD) vendor=amd ;; *) vendor=${vendor,,} ;; esac
-  if [[ $flags == *" amx_bf16 "* ]]; then unit=amx
-  elif [[ $flags == *" avx512_bf16 "* ]]; then unit=avx512bf16
-  elif [[ $flags == *" avx512f "* ]]; then unit=avx512
-  else unit=avx2; fi
-  echo "${vendor:-cpu}-$unit"
-}
+source benchmarks/machine.sh
 results=benchmarks/results/$(machine)
 mkdir -p "$results"
 names=("$@")
