@@ -31,6 +31,7 @@ done_at=$SECONDS
   echo "install: $((installed - start)) s"
   echo "make $target: $((done_at - installed)) s, exit status ${status:-0}"
   grep -E "^[0-9]+ (passed|failed)|passed|failed" "$work/test.log" | tail -1
+  grep -E "^(FAILED|ERROR) " "$work/test.log" || true
   sed -n '/slowest 40 durations/,/short test summary/p' "$work/test.log" | sed '$d'
 } > "$results/$name.txt"
 cat "$results/$name.txt"

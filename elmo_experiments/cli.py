@@ -244,7 +244,7 @@ def compare(run_a: str, run_b: str, data_file: str | None, metric: str | None, s
               help="how INPUT is read: data (the task's data format; the default), text (raw "
               "text, one or more sentences a line; the default for -), jsonl (a JSON object a "
               'line: {"text": ...}, {"tokens": [...]} or the task\'s inputs as serve takes '
-              "them; the default for *.jsonl)")
+              "them)")
 @click.option("--language", default=None,
               help="raw text's language: spaCy's rules for this code (default: the run's "
               "dataset_reader.language, else en)")

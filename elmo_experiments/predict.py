@@ -51,13 +51,12 @@ INPUT_FORMATS = ("data", "text", "jsonl")
 
 
 def input_format(path: str | None, given: str | None) -> str:
-    """How ``path`` is read when ``given`` (``--format``) is not: JSON lines for ``*.jsonl``,
-    raw text for ``-`` (standard input), else the task's data format."""
+    """How ``path`` is read when ``given`` (``--format``) is not: raw text for ``-`` (standard
+    input), else the task's data format (SNLI's data files are JSON lines too: JSON lines of
+    inputs are only read when asked for)."""
     if given is not None:
         return given
-    if path == "-":
-        return "text"
-    return "jsonl" if path and path.endswith(".jsonl") else "data"
+    return "text" if path == "-" else "data"
 
 
 def _read_input(path: str | None, fmt: str, run: Assembled, language: str | None = None,

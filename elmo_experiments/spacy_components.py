@@ -35,12 +35,20 @@ if not Span.has_extension("elmo_score"):
     Span.set_extension("elmo_score", default=None)
 
 
+def _mean(rows: np.ndarray) -> np.ndarray:
+    """The rows' average; zeros of the width for no rows (as spaCy gives an empty doc), never
+    the NaN of an empty mean."""
+    if not len(rows):
+        return np.zeros(rows.shape[1:], dtype=np.float32)
+    return rows.mean(axis=0)
+
+
 def _span_vector(span: Span) -> np.ndarray:
-    return span.doc.tensor[span.start: span.end].mean(axis=0)
+    return _mean(span.doc.tensor[span.start: span.end])
 
 
 def _doc_vector(doc: Doc) -> np.ndarray:
-    return doc.tensor.mean(axis=0)
+    return _mean(doc.tensor)
 
 
 def _token_vector(token: Any) -> np.ndarray:

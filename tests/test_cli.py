@@ -88,9 +88,9 @@ def test_predict_raw_text(run_dir, tmp_path):
     assert stdin.returncode == 0 and stdin.stdout == result.stdout
 
 
-def test_predict_takes_a_sentence_json_lines_and_says_what_it_expected(run_dir, tmp_path):
+def test_predict_takes_a_sentence_and_json_lines(run_dir, tmp_path):
     """The common case is obvious (--text "..."); JSON lines of inputs as AllenNLP's predict
-    takes them; a sentence given as INPUT is an error that names the way out."""
+    takes them."""
     sentence = "Maria Lindqvist said on Monday that Velto Bank would open an office."
     given = elmo_exp("predict", str(run_dir), "--text", sentence, "--text", "Shares rose.")
     assert given.returncode == 0, given.stderr
@@ -99,18 +99,23 @@ def test_predict_takes_a_sentence_json_lines_and_says_what_it_expected(run_dir, 
     lines = tmp_path / "inputs.jsonl"
     lines.write_text(json.dumps({"text": sentence}) + "\n\n"
                      + json.dumps({"tokens": ["Shares", "rose", "."]}) + "\n")
-    jsonl = elmo_exp("predict", str(run_dir), str(lines))
+    jsonl = elmo_exp("predict", str(run_dir), str(lines), "--format", "jsonl")
     assert jsonl.returncode == 0, jsonl.stderr
     first, second = (json.loads(line) for line in jsonl.stdout.splitlines())
     assert first == records[0]  # the same text, the same prediction
     assert second["tokens"] == ["Shares", "rose", "."] and len(second["tags"]) == 3
+
+
+def test_predict_errors_say_what_was_expected(run_dir, tmp_path):
+    sentence = "Maria Lindqvist said on Monday that Velto Bank would open an office."
+    lines = tmp_path / "inputs.jsonl"
     mistaken = elmo_exp("predict", str(run_dir), sentence)
     assert mistaken.returncode == 1 and mistaken.stderr.splitlines() == [
         f"error: {sentence}: no such file (INPUT is a file to predict: the task's data, raw "
         f"text with --format text, or JSON lines; to predict a sentence, give it as --text "
         f'"..."; - reads standard input)']
     lines.write_text('{"text": "fine"}\n{"tokens": "not a list"}\n')
-    bad = elmo_exp("predict", str(run_dir), str(lines))
+    bad = elmo_exp("predict", str(run_dir), str(lines), "--format", "jsonl")
     assert bad.returncode == 1 and bad.stderr.startswith(f"error: {lines}, line 2: tokens")
     assert len(bad.stderr.splitlines()) == 1
     lines.write_text("[1, 2]\n")

@@ -36,6 +36,20 @@ DEFAULT_WEIGHTS = "gutenberg"  # shipped in the package: works offline
 OUTPUT_FORMATS = ("all", "top", "average")
 
 
+def check_tokens(sentence: object, where: str) -> None:
+    """A sentence is a list (or tuple) of strings; a one-line ``DataError`` otherwise."""
+    if isinstance(sentence, str):
+        raise DataError(f"{where}: a string ({sentence[:40]!r}), not a list of tokens; split it "
+                        f"into tokens first, e.g. {sentence[:40]!r}.split(), or use "
+                        f"elmo_experiments.data.tokenizers.tokenize")
+    if not isinstance(sentence, list | tuple):
+        raise DataError(f"{where}: a {type(sentence).__name__}, not a list of tokens")
+    for position, token in enumerate(sentence):
+        if not isinstance(token, str):
+            raise DataError(f"{where}, token {position}: {token!r} is a "
+                            f"{type(token).__name__}, not a string")
+
+
 class ElmoEmbedder:
     """The biLM's layers for tokenised sentences, as numpy arrays of (layers, tokens, dim).
 
@@ -89,12 +103,19 @@ class ElmoEmbedder:
         return torch.stack(layers, dim=1), mask
 
     def embed_sentence(self, sentence: list[str]) -> np.ndarray:
-        """One sentence's layers: (layers, tokens, dim)."""
+        """One sentence's layers: (layers, tokens, dim). ``sentence`` is a list of tokens; a
+        bare string is refused (it would be embedded one character a token)."""
         return self.embed_batch([sentence])[0]
 
     def embed_batch(self, batch: list[list[str]]) -> list[np.ndarray]:
         """Each sentence's (layers, tokens, dim), computed as one batch (empty sentences get
-        (layers, 0, dim))."""
+        (layers, 0, dim)). Each sentence is a list of string tokens: anything else is a
+        one-line ``DataError`` naming the sentence (and the token)."""
+        if isinstance(batch, str):
+            raise DataError(f"expected sentences (lists of tokens), got a string {batch[:40]!r}")
+        batch = list(batch)
+        for number, sentence in enumerate(batch):
+            check_tokens(sentence, f"sentence {number}")
         filled = [i for i, sentence in enumerate(batch) if sentence]
         out = [self.empty_embedding() for _ in batch]
         if filled:

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import shutil
+import warnings
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -152,6 +153,13 @@ class Progress:
     carried: Any = None
 
 
+def _carried_state(carried: Any) -> bool:
+    """Whether ``carried`` is what ``Progress.carried`` holds: None, or (h, c) tensor pairs."""
+    return carried is None or (isinstance(carried, list | tuple) and all(
+        isinstance(pair, list | tuple) and len(pair) == 2
+        and all(isinstance(t, torch.Tensor) for t in pair) for pair in carried))
+
+
 class Staging:
     """The folder beside ``output`` where an unfinished embed keeps its work."""
 
@@ -178,23 +186,43 @@ class Staging:
 
     def resume(self, settings: dict[str, Any]) -> Progress:
         """The progress of the interrupted run, if it was made with ``settings``."""
-        try:
-            saved = json.loads(self.settings.read_text(encoding="utf-8"))
-            state = torch.load(self.progress, map_location="cpu", weights_only=True)
-        except (OSError, ValueError, RuntimeError) as error:
-            raise DataError(f"{self.folder}: cannot read the interrupted embed ({error}); "
-                            "--force starts over") from None
+        saved = self._read(self.settings, lambda: json.loads(
+            self.settings.read_text(encoding="utf-8")))
+        state = self._read(self.progress, lambda: torch.load(self.progress, map_location="cpu",
+                                                             weights_only=True))
+        if not isinstance(saved, dict):
+            raise self._damaged(self.settings, "not a JSON object")
         differences = [f"{key} {saved.get(key)!r}, not {value!r}"
                        for key, value in settings.items() if saved.get(key) != value]
         if differences:
             raise DataError(f"{self.output}: the interrupted embed in {self.folder} was made "
                             f"with {'; '.join(differences)}; run it as it was or use --force")
+        if not (isinstance(state, dict) and set(state) == {"batches", "bytes", "carried"}
+                and all(isinstance(state[k], int) and not isinstance(state[k], bool)
+                        and state[k] >= 0 for k in ("batches", "bytes"))
+                and _carried_state(state["carried"])):
+            raise self._damaged(self.progress, "not a progress record (batches, bytes, carried)")
         progress = Progress(**state)
         if self.vectors.stat().st_size < progress.bytes:
             raise DataError(f"{self.vectors}: shorter than its record says; --force starts over")
         with open(self.vectors, "r+b") as handle:  # drop what the last batch left unrecorded
             handle.truncate(progress.bytes)
         return progress
+
+    def _read(self, path: Path, read: Any) -> Any:
+        """``read()``, any failure of it (unreadable, truncated, not what it should be: a
+        pickle error, garbage JSON, ...) one line naming ``path``."""
+        try:
+            with warnings.catch_warnings():  # torch's unpickler warns about odd protocols
+                warnings.simplefilter("ignore")
+                return read()
+        except Exception as error:  # whatever the damage: one line
+            raise self._damaged(path, f"{type(error).__name__}: {error}") from None
+
+    def _damaged(self, path: Path, why: str) -> DataError:
+        why = why.strip().splitlines()[0].split(". ")[0] if why.strip() else why  # its gist
+        return DataError(f"{path}: damaged ({why}), so the interrupted embed cannot resume; "
+                         f"--force starts over")
 
     def commit(self, progress: Progress) -> None:
         atomic_write(self.progress, lambda tmp: torch.save(asdict(progress), tmp))

@@ -40,6 +40,7 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
     from fastapi.responses import FileResponse, JSONResponse
     from fastapi.staticfiles import StaticFiles
     from starlette.exceptions import HTTPException
+    from starlette.requests import ClientDisconnect
 
     limits = limits or Limits()
     embedders = embedders or {}
@@ -64,6 +65,9 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
 
     @app.exception_handler(Exception)
     async def failed(request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, RecursionError):  # a request nested too deeply for a parser
+            logger.warning("%s %s: input nested too deeply", request.method, request.url.path)
+            return error(400, "body: nested too deeply to read")
         logger.exception("%s %s failed", request.method, request.url.path)
         return error(500, f"server: {type(exc).__name__}: {exc}")
 
@@ -73,13 +77,21 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
             raise RequestError("body", f"{declared} bytes, over the limit of "
                                        f"{limits.max_body_bytes}", 413)
         data = b""
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > limits.max_body_bytes:
-                raise RequestError("body", f"over the limit of {limits.max_body_bytes} bytes",
-                                   413)
+        try:
+            async for chunk in request.stream():
+                data += chunk
+                if len(data) > limits.max_body_bytes:
+                    raise RequestError("body", f"over the limit of {limits.max_body_bytes} "
+                                               f"bytes", 413)
+        except ClientDisconnect:  # a client that hangs up is normal traffic: one line
+            logger.info("%s %s: the client hung up before sending its whole body",
+                        request.method, request.url.path)
+            raise RequestError("body", "the client hung up", 400) from None
         try:
             return json.loads(data.decode("utf-8"))
+        except RecursionError:
+            raise RequestError("body", "JSON nested too deeply (thousands of levels) to "
+                                       "read") from None
         except (UnicodeDecodeError, ValueError) as exc:
             raise RequestError("body", f"not JSON ({str(exc).splitlines()[0]})") from None
 

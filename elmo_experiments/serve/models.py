@@ -11,6 +11,7 @@ Nothing here needs the web framework: ``app.py`` maps ``RequestError`` to a 4xx 
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 import torch
 
 from elmo_experiments.api import Predictor
-from elmo_experiments.errors import ElmoError
+from elmo_experiments.errors import ConfigError, ElmoError
 from elmo_experiments.serve.task_serving import Limits, RequestError, serving_for
 from elmo_experiments.serve.task_serving import text as _text
 from elmo_experiments.serve.task_serving import tokens as _tokens
@@ -191,16 +192,27 @@ def _bilm_info(config: dict[str, Any], folder: Path) -> list[dict[str, Any]]:
     return found
 
 
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # one segment of the URL /predict/NAME
+
+
 def model_names(paths: list[str]) -> dict[str, str]:
     """A name per run directory or archive: the run directory's name (an archive's folder
-    name for ``model.tar.gz``), made unique with ``-2``, ``-3``; ``NAME=PATH`` names it."""
+    name for ``model.tar.gz``), made unique with ``-2``, ``-3``; ``NAME=PATH`` names it (a
+    path that exists is a path, ``=`` and all). A given name must be one URL segment:
+    letters, digits, ``_``, ``-``, ``.``, not ``..`` (a ``ConfigError`` otherwise); a derived
+    one has other characters replaced by ``-``."""
     names: dict[str, str] = {}
     for spec in paths:
-        name, _, path = spec.rpartition("=") if "=" in spec else ("", "", spec)
+        named = "=" in spec and not Path(spec).exists()
+        name, _, path = spec.partition("=") if named else ("", "", spec)
+        if named and (not NAME.fullmatch(name) or ".." in name):
+            raise ConfigError([f"model name {name!r} (in {spec!r}): a name is part of the "
+                               f"URL /predict/NAME, so it may hold letters, digits, '_', '-' "
+                               f"and '.' only, and not '..'"], source="serve")
         if not name:
             p = Path(path)
             name = p.parent.name if p.name == "model.tar.gz" else p.name.split(".")[0]
-            name = name or "model"
+            name = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "model"
         base, n = name, 1
         while name in names:
             n += 1

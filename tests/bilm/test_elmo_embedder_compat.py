@@ -85,3 +85,23 @@ def test_embed_file_refuses_blank_lines_and_bad_formats(embedder: ElmoEmbedder,
     with pytest.raises(DataError, match="output_format"):
         embedder.embed_file(text, tmp_path / "out.hdf5", output_format="mean")
     assert not (tmp_path / "out.hdf5").exists()
+
+
+def test_a_string_or_a_token_that_is_not_a_string_is_refused_in_one_line(
+        embedder: ElmoEmbedder) -> None:
+    """AllenNLP embedded "hello world" as 11 one-character tokens; here it is an error that
+    says to pass tokens, as is a token that is not a string (naming sentence and position)."""
+    from elmo_experiments.errors import DataError
+
+    with pytest.raises(DataError) as info:
+        embedder.embed_sentence("hello world")  # type: ignore[arg-type]
+    assert str(info.value) == ("sentence 0: a string ('hello world'), not a list of tokens; "
+                               "split it into tokens first, e.g. 'hello world'.split(), or use "
+                               "elmo_experiments.data.tokenizers.tokenize")
+    with pytest.raises(DataError, match=r"^sentence 1, token 2: 5 is a int, not a string$"):
+        embedder.embed_batch([["a"], ["b", "c", 5]])  # type: ignore[list-item]
+    with pytest.raises(DataError, match=r"^expected sentences \(lists of tokens\), got a string"):
+        embedder.embed_batch("hello")  # type: ignore[arg-type]
+    with pytest.raises(DataError, match=r"^sentence 0: a NoneType, not a list of tokens$"):
+        list(embedder.embed_sentences([None]))  # type: ignore[list-item]
+    assert embedder.embed_sentence(("hello", "world")).shape[1] == 2  # a tuple is fine

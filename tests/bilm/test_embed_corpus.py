@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -271,3 +272,50 @@ def test_the_output_gets_the_umask(tiny_bilm_dir: Path, tmp_path: Path, umask: i
     with h5py.File(tmp_path / "out.hdf5", "r") as handle:
         settings = json.loads(handle.attrs["embed_settings"])
     assert settings["layout"] == "ragged" and settings["sentences"] == 5
+
+
+@pytest.fixture(scope="module")
+def interrupted(tiny_bilm_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with text.txt and the staging of an embed killed in its first batch."""
+    folder = tmp_path_factory.mktemp("interrupted")
+    text = write_text(folder / "text.txt", 40)
+    killed = run(command(text, folder / "out.hdf5", tiny_bilm_dir, "--batch-size", "8"),
+                 ELMO_FAULT_AT="embed:batch")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert Staging(folder / "out.hdf5").progress.is_file()
+    return folder
+
+
+@pytest.mark.parametrize(("name", "damage"), [
+    ("progress.pt", b"\x80\x04garbage, not a pickle"),
+    ("progress.pt", b""),
+    ("progress.pt", "a dict of other keys"),
+    ("progress.pt", "negative bytes"),
+    ("settings.json", b"{not json"),
+    ("settings.json", b"[1, 2]"),
+])
+def test_damaged_staging_is_one_line_and_changes_nothing(interrupted: Path, tmp_path: Path,
+                                                         tiny_bilm_dir: Path, name: str,
+                                                         damage: bytes | str) -> None:
+    """Whatever state --recover reads may be damaged: one line naming the file and --force,
+    never a traceback, and the output is not written."""
+    shutil.copytree(interrupted, tmp_path / "copy")
+    output = tmp_path / "copy" / "out.hdf5"
+    staging = Staging(output)
+    target = staging.folder / name
+    if damage == "a dict of other keys":
+        torch.save({"x": 1}, target)
+    elif damage == "negative bytes":
+        torch.save({"batches": 1, "bytes": -5, "carried": None}, target)
+    else:
+        target.write_bytes(damage)
+    result = run(command(tmp_path / "copy" / "text.txt", output, tiny_bilm_dir, "--batch-size",
+                         "8", "--recover"))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: {target}: damaged ({result.stderr.split('damaged (', 1)[1].split('), so')[0]}), "
+        "so the interrupted embed cannot resume; --force starts over"], result.stderr[-2000:]
+    assert "Traceback" not in result.stderr and not output.exists()
+    forced = run(command(tmp_path / "copy" / "text.txt", output, tiny_bilm_dir, "--batch-size",
+                         "8", "--force"))
+    assert forced.returncode == 0 and output.is_file()

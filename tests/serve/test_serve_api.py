@@ -152,6 +152,28 @@ def test_every_task_takes_its_inputs(archive_of) -> None:
 def test_model_names() -> None:
     assert model_names(["runs/ner", "a/ner/model.tar.gz", "x=runs/sst5", "b/m.tar.gz"]) == {
         "ner": "runs/ner", "ner-2": "a/ner/model.tar.gz", "x": "runs/sst5", "m": "b/m.tar.gz"}
+    assert model_names(["runs/my run"]) == {"my-run": "runs/my run"}  # one URL segment
+
+
+@pytest.mark.parametrize("name", ["a/b", "..", "x..y", "", "-x", "ner?"])
+def test_a_name_that_is_no_url_segment_is_refused_at_start(name: str) -> None:
+    from elmo_experiments.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        model_names([f"{name}=runs/ner"])
+    assert str(info.value).splitlines() == [
+        f"serve: model name {name!r} (in {name + '=runs/ner'!r}): a name is part of the URL "
+        f"/predict/NAME, so it may hold letters, digits, '_', '-' and '.' only, and not '..'"]
+
+
+def test_json_nested_thousands_deep_is_a_400_in_one_line(
+        client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    for body in (b"[" * 9_000, b'{"text": ' + b"[" * 5_000 + b"]" * 5_000 + b"}"):  # < 20 kB
+        response = client.post("/predict/ner", content=body)
+        assert response.status_code == 400
+        assert response.json() == {"error": "body: JSON nested too deeply (thousands of "
+                                            "levels) to read"}
+    assert not [r for r in caplog.records if r.exc_info]  # no traceback in the log
 
 
 def test_elmo_exp_serve_from_the_command_line(archive_of, tmp_path: Path) -> None:

@@ -128,3 +128,30 @@ def test_memory_stays_flat_under_concurrent_clients(models: dict) -> None:
         before = _rss_mb()
         load(15)  # 60 more requests, four clients at a time
         assert _rss_mb() - before < 40, (before, _rss_mb())
+
+
+def test_clients_that_hang_up_cost_one_log_line_each_and_no_traceback(
+        models: dict, caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+    import socket
+
+    caplog.set_level(logging.INFO)
+    with live_server(create_app(models, limits=_limits())) as url:
+        host, port = url.removeprefix("http://").split(":")
+        for sent in (b"", b'{"text": "Par'):  # no body at all; half of one, then a stall
+            caplog.clear()
+            with socket.create_connection((host, int(port))) as sock:
+                sock.sendall(b"POST /predict/ner HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                             b"application/json\r\nContent-Length: 1000\r\n\r\n" + sent)
+                time.sleep(0.2)
+            deadline = time.monotonic() + 10
+            while not caplog.records and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.2)
+            records = [r for r in caplog.records if r.levelno >= logging.INFO
+                       and "GET /health" not in r.getMessage()]
+            assert len(records) <= 1, [r.getMessage() for r in records]
+            assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+        with httpx.Client(timeout=30) as client:
+            assert client.post(f"{url}/predict/ner", json=SHORT).status_code == 200
+            assert client.get(f"{url}/health").json()["in_flight"] == 0

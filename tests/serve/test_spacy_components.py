@@ -56,6 +56,21 @@ def test_elmo_vectors_equal_embeds(tiny_bilm_dir: Path, reference: list[np.ndarr
     assert mixed("").tensor.shape == (0, 8)
 
 
+def test_an_empty_doc_gets_empty_tensors_and_zero_vectors_not_nan(tiny_bilm_dir: Path) -> None:
+    import warnings
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(tiny_bilm_dir), "layers": [0, 2]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "Mean of empty slice" is a failure here
+        doc = nlp("")
+        assert doc.tensor.shape == (0, 16)
+        assert doc.vector.shape == (16,) and not np.isnan(doc.vector).any()
+        assert not doc.vector.any()
+        full = nlp("Hello there .")
+        assert full[1:1].vector.shape == (16,) and not full[1:1].vector.any()
+
+
 def test_bad_settings_are_refused(tiny_bilm_dir: Path) -> None:
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match="one weight per layer"):

@@ -333,13 +333,21 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
             out.append(SEPARATOR)
 
     arrays = {"train": array("i"), "heldout": array("i")}
-    number = 0
+    number = held = 0
     excluded: dict[str, Any] = {}
     for source in train:
         for tokens in read_source(source, excluded):
             number += 1
             heldout = heldout_every > 0 and number % heldout_every == 0
+            held += heldout
             encode(tokens, arrays["heldout" if heldout else "train"], count=not heldout)
+    paths = ", ".join(str(source["path"]) for source in train)
+    if train and number == 0:
+        raise DataError(f"corpus.train: no sentences in {paths} (empty, or blank lines only): "
+                        f"a biLM needs text to learn from")
+    if train and held == number:
+        raise DataError(f"corpus.heldout_every: {heldout_every} holds out all {number} "
+                        f"sentences of {paths}, leaving none to train on")
     for name, source in evaluation.items():
         arrays[name] = array("i")
         for tokens in read_source(source):

@@ -97,7 +97,12 @@ class SharedSoftmax(torch.nn.Module):
         upcast); a missing or mis-shaped dataset is a one-line error."""
         import h5py
 
-        with h5py.File(path, "r") as handle, torch.no_grad():
+        try:
+            handle = h5py.File(path, "r")
+        except OSError as error:  # truncated, not HDF5, unreadable: name the file
+            raise DataError(f"{path}: not a readable HDF5 softmax file "
+                            f"({str(error).splitlines()[0]})") from None
+        with handle, torch.no_grad():
             for name, parameter in (("W", self.weight), ("b", self.bias)):
                 if f"softmax/{name}" not in handle:
                     raise DataError(f"{path}: missing dataset softmax/{name}")

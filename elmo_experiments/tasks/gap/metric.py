@@ -8,7 +8,8 @@ over both decisions of every example (``overall``), and apart for the examples w
 is masculine (he, him, his) and feminine (she, her, hers); precision, recall and F1 in
 percent from each pool, and the bias, F1(feminine) / F1(masculine) (None where either is 0).
 As in the official scorer, an example the system file does not answer (or answers with a
-label other than TRUE/FALSE) counts as a false negative for each of its two decisions;
+label other than TRUE/FALSE: a warning names the first) counts as a false negative for each
+of its two decisions (a system file that answers no gold ID is warned about too);
 system IDs that the gold file lacks are ignored, and a repeated system ID's first answer
 counts.
 
@@ -18,6 +19,7 @@ per example, ``ID<TAB>A-coref<TAB>B-coref`` with TRUE or FALSE.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ from elmo_experiments.data.files import atomic_write_text, iter_lines, resolve_d
 from elmo_experiments.errors import DataError
 from elmo_experiments.metrics.metric import State, Unit, total
 
+logger = logging.getLogger("elmo_experiments")
 POOLS = (("overall", "Overall"), ("masculine", "Masculine"), ("feminine", "Feminine"))
 GENDER_POOL = {"M": "masculine", "F": "feminine"}
 
@@ -127,11 +130,18 @@ def read_gold(path: str | Path) -> dict[str, Example]:
 
     resolved = resolve_data_path(path)
     found: dict[str, Example] = {}
+    header = False
     for number, line in iter_lines(resolved):
         cells = line.rstrip("\r\n").split("\t")
-        if number == 1 or not line.strip():
+        if not line.strip():
             continue
         where = f"{resolved}:{number}"
+        if not header:  # the first line must be the header, never an example read as one
+            if tuple(c.strip() for c in cells) != COLUMNS:
+                raise DataError(f"{where}: a GAP gold file starts with its header, the "
+                                f"{len(COLUMNS)} columns {' '.join(COLUMNS)}, tab-separated")
+            header = True
+            continue
         if len(cells) != len(COLUMNS):
             raise DataError(f"{where}: {len(cells)} tab-separated columns, a GAP file has "
                             f"{len(COLUMNS)}")
@@ -143,6 +153,9 @@ def read_gold(path: str | Path) -> dict[str, Example]:
         labels = [_label(row[c]) for c in ("A-coref", "B-coref")]
         if None in labels:
             raise DataError(f"{where}: A-coref and B-coref must be TRUE or FALSE")
+        if all(labels):
+            raise DataError(f"{where}: A-coref and B-coref are both TRUE (one pronoun, at most "
+                            f"one of the names)")
         found.setdefault(row["ID"], Example(labels[0], labels[1], gender))
     if not found:
         raise DataError(f"{resolved}: no gold GAP examples")
@@ -154,6 +167,7 @@ def read_system(path: str | Path) -> dict[str, Example]:
     answer (the scorer's "Unexpected label"), a repeated ID's first line counts."""
     resolved = resolve_data_path(path)
     found: dict[str, Example] = {}
+    unexpected: list[str] = []
     for number, line in iter_lines(resolved):
         if not line.strip():
             continue
@@ -161,14 +175,28 @@ def read_system(path: str | Path) -> dict[str, Example]:
         if len(cells) < 3:
             raise DataError(f"{resolved}:{number}: expected ID, A-coref and B-coref, "
                             f"tab-separated")
-        found.setdefault(cells[0], Example(_label(cells[1]), _label(cells[2])))
+        answer = Example(_label(cells[1]), _label(cells[2]))
+        unexpected += [f"line {number} {cell.strip()!r}" for cell, label
+                       in zip(cells[1:3], (answer.a_coref, answer.b_coref), strict=True)
+                       if label is None]
+        found.setdefault(cells[0], answer)
     if not found:
         raise DataError(f"{resolved}: no system answers")
+    if unexpected:
+        logger.warning("%s: %d label%s neither TRUE nor FALSE (first: %s), each scored as no "
+                       "answer, as the official scorer's \"Unexpected label\"", resolved,
+                       len(unexpected), "" if len(unexpected) == 1 else "s", unexpected[0])
     return found
 
 
 def score_files(gold: str | Path, system: str | Path) -> dict[str, Counts]:
-    return count(read_gold(gold), read_system(system))
+    truth, answers = read_gold(gold), read_system(system)
+    matched = sum(example_id in truth for example_id in answers)
+    if not matched:
+        logger.warning("%s: none of its %d IDs is in %s (first: %r), so every example counts "
+                       "as unanswered; are they the same split?", system, len(answers), gold,
+                       next(iter(answers)))
+    return count(truth, answers)
 
 
 def _meta(instance: dict[str, Any], key: str) -> Any:

@@ -54,15 +54,25 @@ def gender_of(pronoun: str) -> str | None:
     return GENDERS.get(pronoun.strip().lower())
 
 
+def parse_offset(offset: Any, field: str, where: str) -> int:
+    """A character offset: a non-negative int, or its ASCII digits (``²`` and other digits
+    ``str.isdigit`` admits but ``int`` refuses are errors, not tracebacks)."""
+    if isinstance(offset, str):
+        digits = offset.strip()
+        if not (digits.isascii() and digits.isdigit()):
+            raise DataError(f"{where}: {field} {offset!r} is not a character offset")
+        return int(digits)
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise DataError(f"{where}: {field} {offset!r} is not a character offset")
+    return offset
+
+
 def token_span(tokens: list[tuple[str, int, int]], text: str, name: str, offset: Any,
-               field: str, where: str) -> Span:
+               field: str, where: str, whole_tokens: bool = False) -> Span:
     """The inclusive token span of ``name`` at character ``offset`` of ``text``; a one-line
     ``DataError`` naming ``field`` where the offset is off the text or the text there is not
-    ``name``."""
-    if isinstance(offset, str):
-        if not offset.strip().isdigit():
-            raise DataError(f"{where}: {field} {offset!r} is not a character offset")
-        offset = int(offset)
+    ``name``, or (``whole_tokens``: the pronoun) where ``name`` is only part of a token."""
+    offset = parse_offset(offset, field, where)
     if not name:
         raise DataError(f"{where}: the string at {field} is empty")
     end = offset + len(name)
@@ -75,6 +85,11 @@ def token_span(tokens: list[tuple[str, int, int]], text: str, name: str, offset:
     touched = [i for i, (_, start, stop) in enumerate(tokens) if start < end and stop > offset]
     if not touched:
         raise DataError(f"{where}: {field} {offset}: {name!r} covers no token")
+    first, last = tokens[touched[0]], tokens[touched[-1]]
+    if whole_tokens and (first[1] != offset or last[2] != end):
+        word = text[first[1]:last[2]]
+        raise DataError(f"{where}: {field} {offset}: {name!r} is part of the word {word!r}, "
+                        f"not a word of its own")
     return touched[0], touched[-1]
 
 
@@ -140,7 +155,7 @@ class GapReader:
         instance: dict[str, Any] = {"text": [t for t, _, _ in tokens]}
         for key, column in MENTIONS:
             instance[key] = token_span(tokens, text, row[column], row[f"{column}-offset"],
-                                       f"{column}-offset", where)
+                                       f"{column}-offset", where, whole_tokens=key == "pronoun")
         gender = gender_of(row["Pronoun"])
         if gender is None:
             raise DataError(f"{where}: Pronoun {row['Pronoun']!r} is not one of "

@@ -106,3 +106,26 @@ def test_timed_batches_are_spread_and_scaled_by_their_padded_size() -> None:
     loader = Loader()
     assert padded_tokens(loader) == 6 + 5 + 6 and padded_tokens(loader, [1]) == 5
     assert typical_seconds(1.0, _Some(loader, [1])) == pytest.approx(17 / 15)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n  \n"], ids=["empty", "blank-lines"])
+def test_an_empty_corpus_is_named_by_the_dry_run_and_by_a_run(tmp_path: Path, text: str) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8")
+    source = f'corpus.train=[{{"path": "{corpus}", "format": "tokenized"}}]'
+    said = (f"corpus.train: no sentences in {corpus} (empty, or blank lines only): a biLM "
+            f"needs text to learn from")
+    result = CliRunner().invoke(cli, ["pretrain", TINY, "-s", str(tmp_path / "run"),
+                                      "--dry-run", "-o", source])
+    assert result.exit_code != 0 and str(result.exception) == said
+    with pytest.raises(Exception, match="no sentences in") as info:
+        pretrain(TINY, tmp_path / "run", overrides=[source])
+    assert str(info.value) == said
+
+
+def test_a_heldout_share_that_takes_every_sentence_is_named(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("one sentence only .\n", encoding="utf-8")
+    source = f'corpus.train=[{{"path": "{corpus}", "format": "tokenized"}}]'
+    with pytest.raises(Exception, match=r"corpus.heldout_every: 1 holds out all 1 sentences"):
+        dry_run(TINY, overrides=[source, "corpus.heldout_every=1"], steps=1)

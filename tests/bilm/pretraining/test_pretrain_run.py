@@ -6,6 +6,7 @@ import json
 import os
 import re
 import runpy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -507,3 +508,18 @@ def test_init_from_a_released_layout_without_softmax_gets_a_new_one(tmp_path: Pa
     words = (tuned / "bilm" / "vocab.txt").read_text().split("\n")
     assert "Lindqvist" in words  # the new softmax's words are the NER sample's
     assert json.loads((tuned / "bilm" / "options.json").read_text())["lstm"]["dim"] == 32
+
+
+def test_init_from_a_truncated_softmax_names_the_file(runs, tmp_path: Path) -> None:
+    from elmo_experiments.errors import DataError
+
+    export = tmp_path / "bilm"
+    shutil.copytree(runs["straight"] / "bilm", export)
+    softmax = export / "softmax.hdf5"
+    softmax.write_bytes(softmax.read_bytes()[: softmax.stat().st_size // 2])
+    model = trained_model(runs["straight"])
+    with pytest.raises(DataError) as info:
+        init_from(model, export / "weights.hdf5", ["char_cnn", "lstm", "softmax"])
+    message = str(info.value)
+    assert message.startswith(f"{softmax}: not a readable HDF5 softmax file (")
+    assert "\n" not in message

@@ -95,3 +95,42 @@ def test_the_dataset_metric_agrees_and_writes_the_system_format(
     metric.write(instances, predictions, written)
     assert written.read_text().splitlines()[:2] == ["m1\tTRUE\tFALSE", "m2\tTRUE\tFALSE"]
     assert score_files(files[0], written)["masculine"] == score_files(*files)["masculine"]
+
+
+def test_a_gold_file_without_its_header_is_refused_not_cut_short(files: tuple[Path, Path]
+                                                                  ) -> None:
+    from elmo_experiments.errors import DataError
+
+    gold, system = files
+    gold.write_text(gold.read_text().split("\n", 1)[1])  # the header gone: m1 would be dropped
+    with pytest.raises(DataError) as info:
+        score_files(gold, system)
+    assert str(info.value) == (f"{gold}:1: a GAP gold file starts with its header, the 11 "
+                               f"columns {' '.join(COLUMNS)}, tab-separated")
+
+
+def test_a_gold_row_with_both_names_true_is_refused_as_the_reader_refuses_it(
+        files: tuple[Path, Path]) -> None:
+    from elmo_experiments.errors import DataError
+
+    gold, system = files
+    gold.write_text(gold.read_text().replace("\tTRUE\tBea\t4\tFALSE", "\tTRUE\tBea\t4\tTRUE", 1))
+    with pytest.raises(DataError, match=r"gold.tsv:2: A-coref and B-coref are both TRUE"):
+        score_files(gold, system)
+
+
+def test_labels_other_than_true_or_false_and_unmatched_ids_are_warned_about(
+        files: tuple[Path, Path], caplog: pytest.LogCaptureFixture) -> None:
+    gold, system = files
+    system.write_text(system.read_text().replace("m1\tTRUE", "m1\tmaybe"))
+    pools = score_files(gold, system)  # m1's A decision: no answer, a false negative
+    assert (pools["overall"].tp, pools["overall"].fn) == (1, 5)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{system}: 1 label neither TRUE nor FALSE (first: line 1 'maybe'), each scored as no "
+        f"answer, as the official scorer's \"Unexpected label\""]
+    caplog.clear()
+    system.write_text("x1\tTRUE\tFALSE\nx2\tFALSE\tFALSE\n")
+    assert score_files(gold, system)["overall"].f1 == 0.0
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{system}: none of its 2 IDs is in {gold} (first: 'x1'), so every example counts as "
+        f"unanswered; are they the same split?"]

@@ -70,6 +70,13 @@ def test_the_samples_read(tmp_path: Path) -> None:
     (_row(b_offset=200), r"gap\.tsv:2: B-offset 200: 'Cleo Dunn' does not fall on the text "
                          r"\(50 characters\)$"),
     (_row(pronoun_offset="x"), r"gap\.tsv:2: Pronoun-offset 'x' is not a character offset$"),
+    (_row(pronoun_offset="3\u00b2"), r"gap\.tsv:2: Pronoun-offset '3²' is not a character "
+                                      r"offset$"),  # isdigit() says yes, int() no
+    (_row(a_offset="\u0663"), r"gap\.tsv:2: A-offset '٣' is not a character offset$"),
+    (_row("Ann Berg met Cleo Dunn there, and she left.", "her",
+          "Ann Berg met Cleo Dunn there".index("here")),
+     r"gap\.tsv:2: Pronoun-offset 24: 'her' is part of the word 'there', not a word of its "
+     r"own$"),
     (_row(pronoun="it", pronoun_offset=0), r"gap\.tsv:2: Pronoun-offset 0: the text there "
                                            r"reads 'An', not 'it'$"),
     (_row(pronoun="they", pronoun_offset=TEXT.index("and")),
