@@ -160,11 +160,13 @@ def predict_lines(run_dir: str | Path, input_path: str | None = None, raw_text: 
                             f"task's data, raw text with --format text, or JSON lines; to "
                             f'predict a sentence, give it as --text "..."; - reads standard '
                             f"input)") from None
+    if official_path and fmt != "data":  # before the model loads
+        raise ConfigError([f"{fmt} input has no official format (give a data file)"],
+                          source=str(run_dir))
     run = load_run(run_dir, weights, device)
-    if official_path and (run.dataset_metric is None or fmt != "data"):
-        why = f"{fmt} input has no official format (give a data file)" if fmt != "data" \
-            else "dataset_metric: not set, so this run has no official output format to write"
-        raise ConfigError([why], source=str(run_dir))
+    if official_path and run.dataset_metric is None:
+        raise ConfigError(["dataset_metric: not set, so this run has no official output "
+                           "format to write"], source=str(run_dir))
     source = "--text" if texts else str(input_path)
     predictions = predictions_for(run, _read_input(input_path, fmt, run, language, texts),
                                   source)

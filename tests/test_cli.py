@@ -84,8 +84,17 @@ def test_predict_raw_text(run_dir, tmp_path):
     assert [r["tokens"][0] for r in records] == ["Maria", "Shares", "Police"]
     assert records[0]["tokens"][-1] == "."
     assert all(len(r["tokens"]) == len(r["tags"]) for r in records)
-    stdin = elmo_exp("predict", str(run_dir), "-", stdin=text.read_text())  # - : raw text
-    assert stdin.returncode == 0 and stdin.stdout == result.stdout
+
+def test_predict_reads_raw_text_from_standard_input(run_dir, monkeypatch):
+    import io
+
+    from elmo_experiments.predict import predict_lines
+
+    text = "Maria Lindqvist said on Monday that Velto Bank would open an office. Shares rose."
+    monkeypatch.setattr("sys.stdin", io.StringIO(text + "\n"))
+    from_stdin = list(predict_lines(run_dir, "-"))  # - : raw text, as the command reads it
+    assert from_stdin == list(predict_lines(run_dir, texts=(text,)))
+    assert [r["tokens"][0] for r in from_stdin] == ["Maria", "Shares"]
 
 
 def test_predict_takes_a_sentence_and_json_lines(run_dir, tmp_path):
@@ -96,12 +105,12 @@ def test_predict_takes_a_sentence_and_json_lines(run_dir, tmp_path):
     assert given.returncode == 0, given.stderr
     records = [json.loads(line) for line in given.stdout.splitlines()]
     assert [r["tokens"][0] for r in records] == ["Maria", "Shares"]
+    from elmo_experiments.predict import predict_lines
+
     lines = tmp_path / "inputs.jsonl"
     lines.write_text(json.dumps({"text": sentence}) + "\n\n"
                      + json.dumps({"tokens": ["Shares", "rose", "."]}) + "\n")
-    jsonl = elmo_exp("predict", str(run_dir), str(lines), "--format", "jsonl")
-    assert jsonl.returncode == 0, jsonl.stderr
-    first, second = (json.loads(line) for line in jsonl.stdout.splitlines())
+    first, second = predict_lines(run_dir, str(lines), input_format_name="jsonl")
     assert first == records[0]  # the same text, the same prediction
     assert second["tokens"] == ["Shares", "rose", "."] and len(second["tags"]) == 3
 
@@ -114,13 +123,16 @@ def test_predict_errors_say_what_was_expected(run_dir, tmp_path):
         f"error: {sentence}: no such file (INPUT is a file to predict: the task's data, raw "
         f"text with --format text, or JSON lines; to predict a sentence, give it as --text "
         f'"..."; - reads standard input)']
-    lines.write_text('{"text": "fine"}\n{"tokens": "not a list"}\n')
-    bad = elmo_exp("predict", str(run_dir), str(lines), "--format", "jsonl")
-    assert bad.returncode == 1 and bad.stderr.startswith(f"error: {lines}, line 2: tokens")
-    assert len(bad.stderr.splitlines()) == 1
-    lines.write_text("[1, 2]\n")
-    bad = elmo_exp("predict", str(run_dir), str(lines), "--format", "jsonl")
-    assert bad.stderr.strip() == f"error: {lines}, line 1: must be a JSON object, got list"
+    from elmo_experiments.errors import DataError
+    from elmo_experiments.predict import predict_lines
+
+    for text, said in (('{"text": "fine"}\n{"tokens": "not a list"}\n', f"{lines}, line 2: tokens"),
+                       ("[1, 2]\n", f"{lines}, line 1: must be a JSON object, got list"),
+                       ("{oops\n", f"{lines}, line 1: not a JSON object (")):
+        lines.write_text(text)
+        with pytest.raises(DataError) as info:
+            list(predict_lines(run_dir, str(lines), input_format_name="jsonl"))
+        assert str(info.value).startswith(said) and "\n" not in str(info.value)
 
 
 def test_score_ner_report(tmp_path):
@@ -181,12 +193,14 @@ def test_predict_and_evaluate_write_the_same_official_file(task, tmp_path, train
     run = trained_run(f"{task}_baseline")
     dev = {"squad": "reproduction/squad/sample/dev.json",
            "srl": "reproduction/srl/sample/dev.txt"}[task]
+    from elmo_experiments.errors import ConfigError
+    from elmo_experiments.predict import evaluate_file, predict_lines
+
     predicted, evaluated = tmp_path / "predicted", tmp_path / "evaluated"
-    assert elmo_exp("predict", str(run), dev, "--official-output", str(predicted),
-                    "--output", str(tmp_path / "p.jsonl")).returncode == 0
-    assert elmo_exp("evaluate", str(run), dev, "--official-output", str(evaluated)
-                    ).returncode == 0
+    list(predict_lines(run, str(ROOT / dev), official_path=str(predicted)))  # in this process:
+    evaluate_file(run, ROOT / dev, official_path=str(evaluated))  # the command line's flags
     assert predicted.read_bytes() == evaluated.read_bytes() and predicted.stat().st_size > 0
-    text = elmo_exp("predict", str(run), dev, "--format", "text", "--official-output",
-                    str(predicted))
-    assert text.returncode == 1 and "error:" in text.stderr
+    # are checked on NER (test_evaluate_matches_training_test_metrics_and_conlleval)
+
+    with pytest.raises(ConfigError, match="text input has no official format"):
+        list(predict_lines(run, dev, input_format_name="text", official_path=str(predicted)))
