@@ -27,7 +27,8 @@ done_at=$SECONDS
   echo "# make install && make $target, on a fresh clone (bash benchmarks/time_suite.sh${1:+ $1})"
   echo "# commit $(git rev-parse HEAD), $(date -u +%F)"
   echo "# CPU: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) cores"
-  echo "# data: ${ELMO_DATA_DIR:+ELMO_DATA_DIR set}${ELMO_DATA_DIR:-none (the embedded samples)}"
+  if [[ -n ${ELMO_DATA_DIR:-} ]]; then echo "# data: ELMO_DATA_DIR set (the real data)"
+  else echo "# data: none (the embedded samples)"; fi
   echo "install: $((installed - start)) s"
   echo "make $target: $((done_at - installed)) s, exit status ${status:-0}"
   grep -E "^[0-9]+ (passed|failed)|passed|failed" "$work/test.log" | tail -1

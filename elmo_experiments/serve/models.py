@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,23 @@ def request_items(body: Any, limits: Limits) -> tuple[list[dict[str, Any]], str]
                 raise RequestError(f"instances[{i}]", "must be a JSON object")
         return items, key
     return [body], ""
+
+
+def in_turns(turns: Turns, items: list[Any], work: Callable[[list[Any]], list[Any]],
+             limits: Limits, deadline: float | None) -> list[Any]:
+    """``work`` over ``items``, ``limits.chunk_instances`` at a turn of ``turns`` (requests
+    take turns at a model chunk by chunk); its results joined. Past ``deadline``: a 504."""
+    results: list[Any] = []
+    size = max(1, limits.chunk_instances)
+    for start in range(0, len(items), size):
+        if deadline is not None and time.monotonic() > deadline:
+            raise _timed_out(limits)
+        try:
+            with turns.hold(deadline):
+                results += work(items[start:start + size])
+        except TurnTimeout:
+            raise _timed_out(limits) from None
+    return results
 
 
 def _timed_out(limits: Limits) -> RequestError:
@@ -130,7 +148,7 @@ class ServedModel:
             raise RequestError(key or "body", f"{total} instances, over the limit of "
                                               f"{limits.max_items * 64}", 413)
         flat = [instance for group in groups for instance in group]
-        records = self._predict_in_turns(flat, limits, deadline)
+        records = in_turns(self.turns, flat, self.predictor.predict_instances, limits, deadline)
         results, start = [], 0
         enrich = self.serving.enrich if self.serving and self.serving.enrich else None
         for group in groups:
@@ -142,22 +160,6 @@ class ServedModel:
             results = [self.serving.finish(item, result)
                        for item, result in zip(items, results, strict=True)]
         return {"model": self.name, "task": self.task, "results": results}
-
-    def _predict_in_turns(self, instances: list[dict[str, Any]], limits: Limits,
-                          deadline: float | None) -> list[dict[str, Any]]:
-        """The records of ``instances``, ``limits.chunk_instances`` at a turn of the model's
-        lock: requests take turns chunk by chunk. Past ``deadline``: a 504."""
-        records: list[dict[str, Any]] = []
-        size = max(1, limits.chunk_instances)
-        for start in range(0, len(instances), size):
-            if deadline is not None and time.monotonic() > deadline:
-                raise _timed_out(limits)
-            try:
-                with self.turns.hold(deadline):
-                    records += self.predictor.predict_instances(instances[start:start + size])
-            except TurnTimeout:
-                raise _timed_out(limits) from None
-        return records
 
     def _instances(self, item: dict[str, Any], where: str, limits: Limits,
                    reader: Any) -> list[dict[str, Any]]:
@@ -252,16 +254,7 @@ class Embedder:
                                                       f"limit of {limits.max_tokens}", 413)
         num_layers = self.embedder.num_layers
         layers, mix, gamma = _selection(body, num_layers)
-        arrays: list[np.ndarray] = []
-        size = max(1, limits.chunk_instances)
-        for start in range(0, len(sentences), size):
-            if deadline is not None and time.monotonic() > deadline:
-                raise _timed_out(limits)
-            try:
-                with self.turns.hold(deadline):
-                    arrays += self.embedder.embed_batch(sentences[start:start + size])
-            except TurnTimeout:
-                raise _timed_out(limits) from None
+        arrays = in_turns(self.turns, sentences, self.embedder.embed_batch, limits, deadline)
         out = []
         for tokens, array in zip(sentences, arrays, strict=True):
             if mix is not None:
