@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from elmo_experiments.config.registry import Param, register
+from elmo_experiments.data.files import write_error
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +39,11 @@ class JsonlLog:
             return
         # an append-only log, not a file replaced whole: one line appended per event (a cut
         # leaves at most a torn last line), so it does not go through atomic_write
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"event": event, "time": time.time(), **data}) + "\n")
+        try:
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"event": event, "time": time.time(), **data}) + "\n")
+        except OSError as error:  # a full disk's errors name no file: this names it
+            raise write_error(self.path, error) from None
 
     def on_start(self, run_dir: Path, config: dict[str, Any]) -> None:
         self.path = run_dir / "log.jsonl"

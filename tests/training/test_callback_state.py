@@ -108,3 +108,18 @@ def test_a_resumed_callback_continues_exactly(uninterrupted: Counting, tmp_path:
     train(CONFIG, run_dir, overrides=FAST, recover=True, callbacks=[resumed])
     assert resumed.counts == uninterrupted.counts
     assert resumed.loss_sum == uninterrupted.loss_sum  # the same losses, bit for bit
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_full_disk_under_the_event_log_names_the_file(tmp_path: Path) -> None:
+    """Appending to log.jsonl on a full disk: Python's error names no file; ours does."""
+    from elmo_experiments.errors import WriteError
+    from elmo_experiments.training.callbacks import JsonlLog
+
+    (tmp_path / "log.jsonl").symlink_to("/dev/full")  # every write: ENOSPC
+    log = JsonlLog()
+    with pytest.raises(WriteError) as info:
+        log.on_start(tmp_path, {})
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / 'log.jsonl'}: cannot write it: the disk is full (")
+    assert "\n" not in message
