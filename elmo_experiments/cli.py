@@ -12,7 +12,9 @@ import click
 
 from elmo_experiments.errors import ElmoError
 
-THREADS_HELP_SHORT = "torch threads (default: the CPUs this process may use)"
+THREADS_HELP = ("torch compute threads (default: OMP_NUM_THREADS, else the CPUs this process "
+                "may use: its affinity, capped by its cgroup's CPU quota); on a machine shared "
+                "with other jobs, 1 is often fastest")
 CONFIG_OPTIONS = [
     click.option("-o", "--override", "overrides", multiple=True,
                  help='JSON object or dotted path=value, e.g. -o trainer.num_epochs=1'),
@@ -264,8 +266,9 @@ def predict(run_dir: str, input_file: str | None, texts: tuple[str, ...],
     """
     from elmo_experiments.predict import predict_lines
 
-    records = list(predict_lines(run_dir, input_file, False, weights, device,
-                                 official_output, language, texts, input_format))
+    records = list(predict_lines(run_dir, input_file, weights=weights, device=device,
+                                 official_path=official_output, language=language, texts=texts,
+                                 input_format_name=input_format))
     lines = "".join(json.dumps(record) + "\n" for record in records)
     if output:
         from elmo_experiments.data.files import atomic_write_text
@@ -517,7 +520,7 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
 @click.option("--activation-cache", "cache_dir", required=True,
               type=click.Path(file_okay=False), metavar="DIR",
               help="the disk folder to fill (the one `sweep --activation-cache` names)")
-@click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP_SHORT)
+@click.option("--threads", type=click.IntRange(min=1), help=THREADS_HELP)
 @config_options
 def fill_cache(config: str, cache_dir: str, threads: int | None, overrides: tuple[str, ...],
                ext_vars: tuple[str, ...]) -> None:
@@ -651,11 +654,6 @@ def _set_threads(ctx: click.Context, param: click.Parameter, value: int | None) 
     from elmo_experiments.threads import set_threads
 
     set_threads(value)
-
-
-THREADS_HELP = ("torch compute threads (default: OMP_NUM_THREADS, else the CPUs this process "
-                "may use: its affinity, capped by its cgroup's CPU quota); on a machine shared "
-                "with other jobs, 1 is often fastest")
 
 
 def _with_threads_option(command: click.Command) -> click.Command:

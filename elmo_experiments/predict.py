@@ -136,17 +136,17 @@ def _loader(run: Assembled, instances: list[dict[str, Any]], source: str) -> Ins
     return InstanceLoader(data, run.reader.fields, settings, train=False)
 
 
-def predict_lines(run_dir: str | Path, input_path: str | None = None, raw_text: bool = False,
+def predict_lines(run_dir: str | Path, input_path: str | None = None,
                   weights: str = "best.pt", device: str = "cpu",
                   official_path: str | None = None, language: str | None = None,
                   texts: tuple[str, ...] = (), input_format_name: str | None = None
                   ) -> Iterator[dict[str, Any]]:
     """Predictions for every sentence of ``input_path`` (``-``: standard input) or of
-    ``texts``, in input order; ``input_format_name`` as ``input_format`` takes it
-    (``raw_text``: ``text``). With ``official_path`` (a data file only) the predictions are
-    also written there in the dataset metric's official format (SQuAD's id -> answer file).
-    ``language``: raw text's (default the reader's ``language``, else English)."""
-    fmt = "text" if raw_text or texts else input_format(input_path, input_format_name)
+    ``texts``, in input order; ``input_format_name`` as ``input_format`` takes it. With
+    ``official_path`` (a data file only) the predictions are also written there in the dataset
+    metric's official format (SQuAD's id -> answer file). ``language``: raw text's (default
+    the reader's ``language``, else English)."""
+    fmt = "text" if texts else input_format(input_path, input_format_name)
     if not texts and input_path is None:
         raise DataError("nothing to predict: give a data file, - for standard input, or "
                         '--text "a sentence"')

@@ -40,9 +40,9 @@ def quota_cpus(root: Path = CGROUP_ROOT, membership: str | None = None) -> float
         _, controllers, path = ([*line.split(":", 2), "", ""])[:3]
         if controllers == "":  # v2: the unified tree
             quotas += _along(root, path, _v2_quota)
-        elif "cpu" in controllers.split(","):  # v1: the cpu controller's own tree
-            quotas += _along(root / controllers, path, _v1_quota)
-            quotas += _along(root / "cpu", path, _v1_quota)
+        elif "cpu" in controllers.split(","):  # v1: the cpu controller's own tree, mounted
+            for tree in dict.fromkeys((controllers, "cpu")):  # as named, or as its alias
+                quotas += _along(root / tree, path, _v1_quota)
     return min(quotas) if quotas else None
 
 

@@ -65,9 +65,6 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
 
     @app.exception_handler(Exception)
     async def failed(request: Request, exc: Exception) -> JSONResponse:
-        if isinstance(exc, RecursionError):  # a request nested too deeply for a parser
-            logger.warning("%s %s: input nested too deeply", request.method, request.url.path)
-            return error(400, "body: nested too deeply to read")
         logger.exception("%s %s failed", request.method, request.url.path)
         return error(500, f"server: {type(exc).__name__}: {exc}")
 
@@ -113,7 +110,7 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
                 "bilms": sorted(embedders)}
 
     async def in_turn(work: Any, request: Request, *args: Any) -> JSONResponse:
-        """``work(body, *args, limits, deadline)`` in a worker thread, if the queue has room."""
+        """``work(*args, body, limits, deadline)`` in a worker thread, if the queue has room."""
         from starlette.concurrency import run_in_threadpool
 
         if busy["in_flight"] >= limits.max_queue:
@@ -132,8 +129,7 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
         model = models.get(name)
         if model is None:
             raise RequestError("name", f"no model {name!r} (loaded: {', '.join(models)})", 404)
-        return await in_turn(lambda body, lim, deadline: model.predict(body, lim, deadline),
-                             request)
+        return await in_turn(model.predict, request)
 
     @app.post("/embed")
     async def embed(request: Request) -> JSONResponse:

@@ -126,7 +126,12 @@ def _label(value: str) -> bool | None:
 
 def read_gold(path: str | Path) -> dict[str, Example]:
     """A GAP TSV (header first): each example's gold labels and its pronoun's gender."""
-    from elmo_experiments.tasks.gap.reader import COLUMNS, gender_of
+    from elmo_experiments.tasks.gap.reader import (
+        COLUMNS,
+        check_one_referent,
+        gender_of,
+        is_header,
+    )
 
     resolved = resolve_data_path(path)
     found: dict[str, Example] = {}
@@ -137,7 +142,7 @@ def read_gold(path: str | Path) -> dict[str, Example]:
             continue
         where = f"{resolved}:{number}"
         if not header:  # the first line must be the header, never an example read as one
-            if tuple(c.strip() for c in cells) != COLUMNS:
+            if not is_header(cells):
                 raise DataError(f"{where}: a GAP gold file starts with its header, the "
                                 f"{len(COLUMNS)} columns {' '.join(COLUMNS)}, tab-separated")
             header = True
@@ -153,9 +158,7 @@ def read_gold(path: str | Path) -> dict[str, Example]:
         labels = [_label(row[c]) for c in ("A-coref", "B-coref")]
         if None in labels:
             raise DataError(f"{where}: A-coref and B-coref must be TRUE or FALSE")
-        if all(labels):
-            raise DataError(f"{where}: A-coref and B-coref are both TRUE (one pronoun, at most "
-                            f"one of the names)")
+        check_one_referent(labels[0], labels[1], where)
         found.setdefault(row["ID"], Example(labels[0], labels[1], gender))
     if not found:
         raise DataError(f"{resolved}: no gold GAP examples")

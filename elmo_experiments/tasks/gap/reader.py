@@ -49,6 +49,18 @@ def parse_bool(value: str, field: str, where: str) -> bool:
     raise DataError(f"{where}: {field} is {value!r}, not TRUE or FALSE")
 
 
+def is_header(cells: list[str]) -> bool:
+    """Whether a line's tab-separated ``cells`` are GAP's header."""
+    return tuple(c.strip() for c in cells) == COLUMNS
+
+
+def check_one_referent(a_coref: bool | None, b_coref: bool | None, where: str) -> None:
+    """A pronoun refers to one of the names at most: both TRUE is a one-line ``DataError``."""
+    if a_coref and b_coref:
+        raise DataError(f"{where}: A-coref and B-coref are both TRUE (one pronoun, at most "
+                        f"one of the names)")
+
+
 def gender_of(pronoun: str) -> str | None:
     """``M`` or ``F`` from a pronoun's form, as the official scorer reads it; None otherwise."""
     return GENDERS.get(pronoun.strip().lower())
@@ -124,7 +136,7 @@ class GapReader:
             where = f"{resolved}:{number}"
             cells = line.split("\t")
             if not header:
-                if tuple(c.strip() for c in cells) != COLUMNS:
+                if not is_header(cells):
                     raise DataError(f"{where}: the header must be the {len(COLUMNS)} columns "
                                     f"{' '.join(COLUMNS)}, tab-separated")
                 header = True
@@ -164,9 +176,7 @@ class GapReader:
         for key, column in (("a_coref", "A-coref"), ("b_coref", "B-coref")):
             value = row.get(column)
             labels[key] = None if value is None else parse_bool(value, column, where)
-        if labels["a_coref"] and labels["b_coref"]:
-            raise DataError(f"{where}: A-coref and B-coref are both TRUE (one pronoun, at most "
-                            f"one of the names)")
+        check_one_referent(labels["a_coref"], labels["b_coref"], where)
         return {**instance, "id": row["ID"], **labels, "gender": gender,
                 "mentions": {key: row[column] for key, column in MENTIONS}}
 
