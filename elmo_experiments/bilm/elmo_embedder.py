@@ -16,6 +16,7 @@ from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.config.registry import NO_SETTINGS, PROBABILITY, Param, register
 from elmo_experiments.data.files import file_problem
 from elmo_experiments.errors import ConfigError, ConfigValueError
+from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.activation_cache import (
     CACHE_PARAMS,
     ActivationCache,
@@ -59,7 +60,7 @@ class ElmoTokenEmbedder(torch.nn.Module):
                 warmup = [line.strip() for line in handle if line.strip()]
         self.runner = BilmRunner(bilm, state, warmup, precision)
         self.mixes = torch.nn.ModuleList(ScalarMix(bilm.num_layers, **mix) for mix in mixes)
-        self.dropout = torch.nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.requires_grad = requires_grad
         bilm.char_encoder.cache_tokens = char_cache and not requires_grad
         self.cache: ActivationCache | None = None

@@ -46,6 +46,8 @@ class IndexedInstance:
     length: int  # the longest text field: what batches are bucketed by
     num_tokens: int  # all text fields' tokens, for the tokens/s figure
     instance: dict[str, Any]
+    # the second-longest text field (0 with one): a pair's batches are bucketed by it too
+    shorter: int = 0
 
 
 @dataclass
@@ -116,7 +118,9 @@ def index_instances(instances: list[dict[str, Any]], fields: dict[str, Field], v
                 raise DataError(f"{source}: instance {number}: {name}: {size:,} tokens, over "
                                 f"data_loader.max_instance_tokens ({max_instance_tokens:,}); "
                                 f"raise it to read such instances, or have the reader cut them")
-        out.append(IndexedInstance(values, max(sizes, default=0), sum(sizes), instance))
+        ordered = sorted(sizes, reverse=True)
+        out.append(IndexedInstance(values, ordered[0] if ordered else 0, sum(sizes), instance,
+                                   ordered[1] if len(ordered) > 1 else 0))
     return out
 
 
@@ -128,8 +132,13 @@ def make_batches(
     sort_by_length: bool = True,
     padding_noise: float = 0.1,
     seed: int = 0,
+    then_by: list[int] | None = None,
 ) -> list[list[int]]:
-    """Group indices into batches of similar length; deterministic for a given ``seed``."""
+    """Group indices into batches of similar length; deterministic for a given ``seed``.
+
+    ``then_by``: a second length per index (a pair's shorter text). Where any is non-zero, the
+    (noisy) lengths are rounded to whole tokens and each run of one rounded length is sorted by
+    it, so that both texts of a batch are of similar lengths."""
     rng = np.random.default_rng(seed)
     order = np.arange(len(lengths))
     if shuffle:
@@ -138,7 +147,10 @@ def make_batches(
         noisy = np.array(lengths, dtype=np.float64)[order]
         if shuffle and padding_noise > 0:
             noisy = noisy * (1.0 + rng.uniform(-padding_noise, padding_noise, len(order)))
-        order = order[np.argsort(noisy, kind="stable")]
+        if then_by is not None and any(then_by):
+            order = order[np.lexsort((np.array(then_by)[order], np.round(noisy)))]
+        else:
+            order = order[np.argsort(noisy, kind="stable")]
     batches: list[list[int]] = []
     current: list[int] = []
     longest = 0
@@ -176,8 +188,8 @@ def collate(items: list[IndexedInstance], fields: dict[str, Field]) -> Batch:
                  [item.instance for item in items])
 
 
-def batch_groups(lengths: list[int], settings: dict[str, Any], seed: int, train: bool
-                 ) -> list[list[int]]:
+def batch_groups(lengths: list[int], settings: dict[str, Any], seed: int, train: bool,
+                 then_by: list[int] | None = None) -> list[list[int]]:
     """The index groups of one pass; evaluation passes are unshuffled and may use a larger
     batch. The same ``seed`` gives the same groups (every rank of a multi-process run)."""
     batch_size = settings["batch_size"]
@@ -191,6 +203,7 @@ def batch_groups(lengths: list[int], settings: dict[str, Any], seed: int, train:
         sort_by_length=settings.get("sort_by_length", True),
         padding_noise=settings.get("padding_noise", 0.1),
         seed=seed,
+        then_by=then_by,
     )
 
 
@@ -202,7 +215,8 @@ def iterate_batches(
     train: bool,
 ) -> Iterator[Batch]:
     """Batches for one pass (see ``batch_groups``)."""
-    for group in batch_groups([item.length for item in data], settings, seed, train):
+    for group in batch_groups([item.length for item in data], settings, seed, train,
+                              [item.shorter for item in data]):
         batch = collate([data[i] for i in group], fields)
         batch.indices = group
         yield batch
@@ -225,7 +239,8 @@ class InstanceLoader:
         if self._groups is None or self._groups[0] != epoch:
             seed = self.seed * 1000 + epoch if self.train else 0
             self._groups = (epoch, batch_groups([item.length for item in self.data],
-                                                self.settings, seed, self.train))
+                                                self.settings, seed, self.train,
+                                                [item.shorter for item in self.data]))
         return self._groups[1]
 
     def collate(self, group: list[int]) -> Batch:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import torch
 
 from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register
+from elmo_experiments.modules.dropout import keep_mask
 from elmo_experiments.modules.encoders import reverse_padded
 
 GATES = 5  # input, forget, memory, output, highway
@@ -60,18 +61,21 @@ class HighwayLstmLayer(torch.nn.Module):
         memory = inputs.new_zeros(batch, h)
         keep = None
         if self.training and self.recurrent_dropout > 0.0:
-            keep = inputs.new_empty(batch, h).bernoulli_(1.0 - self.recurrent_dropout)
-            keep = keep / (1.0 - self.recurrent_dropout)  # (batch, h)
-        step_mask = mask[:, :, None].to(inputs.dtype)  # (batch, seq, 1)
+            keep = keep_mask(inputs, (batch, h), self.recurrent_dropout)  # (batch, h)
+        # Each step's slices, taken once: a slice taken inside the loop would make its backward
+        # write the step's gradient into a zero tensor of the whole projection, seq times.
+        gate_inputs = projected[:, :, : GATES * h].unbind(1)  # seq x (batch, 5h)
+        highway_inputs = projected[:, :, GATES * h:].unbind(1)  # seq x (batch, h)
+        step_masks = mask[:, :, None].to(inputs.dtype).unbind(1)  # seq x (batch, 1)
         outputs = []
         for t in range(seq):
-            gates = projected[:, t, : GATES * h] + self.state_linearity(state)  # (batch, 5h)
+            gates = gate_inputs[t] + self.state_linearity(state)  # (batch, 5h)
             i, f, m, o, r = gates.chunk(GATES, dim=-1)
             new_memory = torch.sigmoid(i) * torch.tanh(m) + torch.sigmoid(f) * memory
             output = torch.sigmoid(o) * torch.tanh(new_memory)
             gate = torch.sigmoid(r)
-            output = gate * output + (1.0 - gate) * projected[:, t, GATES * h:]  # (batch, h)
-            valid = step_mask[:, t]  # (batch, 1): padding keeps the previous state
+            output = gate * output + (1.0 - gate) * highway_inputs[t]  # (batch, h)
+            valid = step_masks[t]  # (batch, 1): padding keeps the previous state
             memory = valid * new_memory + (1.0 - valid) * memory
             carried = output if keep is None else output * keep
             state = valid * carried + (1.0 - valid) * state

@@ -7,6 +7,7 @@ import torch
 
 from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register, sizes
 from elmo_experiments.modules.dropout import VariationalDropout
+from elmo_experiments.modules.gru_recurrence import run_gru
 from elmo_experiments.precision import run_lstm
 
 
@@ -51,6 +52,7 @@ class StackedRnn(torch.nn.Module):
                 self.backward_layers.append(rnn(size, hidden, batch_first=True))
             size = hidden * (2 if bidirectional else 1)
         self.bidirectional = bidirectional
+        self.run = run_gru if cell == "gru" else run_lstm
         self.dropout = VariationalDropout(input_dropout)
         self.output_dim = size
 
@@ -60,9 +62,9 @@ class StackedRnn(torch.nn.Module):
         output = inputs
         for layer, forward_lstm in enumerate(self.forward_layers):
             dropped = self.dropout(output)  # (batch, seq, dim)
-            forward_states, _ = run_lstm(forward_lstm, dropped)  # (batch, seq, hidden)
+            forward_states, _ = self.run(forward_lstm, dropped)  # (batch, seq, hidden)
             if self.bidirectional:
-                reversed_states, _ = run_lstm(self.backward_layers[layer],
+                reversed_states, _ = self.run(self.backward_layers[layer],
                                               reverse_padded(dropped, lengths))
                 backward_states = reverse_padded(reversed_states, lengths)
                 output = torch.cat([forward_states, backward_states], dim=-1)

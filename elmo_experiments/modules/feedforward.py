@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from elmo_experiments.errors import ConfigValueError
+from elmo_experiments.modules.dropout import Dropout
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh, "linear": torch.nn.Identity}
 
@@ -28,7 +29,7 @@ class FeedForward(torch.nn.Module):
         layers: list[torch.nn.Module] = []
         size = input_dim
         for dim, activation, p in zip(dims, activations, dropout, strict=True):
-            layers += [torch.nn.Linear(size, dim), ACTIVATIONS[activation](), torch.nn.Dropout(p)]
+            layers += [torch.nn.Linear(size, dim), ACTIVATIONS[activation](), Dropout(p)]
             size = dim
         self.layers = torch.nn.Sequential(*layers)
         self.output_dim = size

@@ -36,12 +36,12 @@ def _checked(factory: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     Param("eps", float, 1e-8, check=positive), Param("weight_decay", float, 0.0,
                                                      bounds=NON_NEGATIVE),
     Param("amsgrad", bool, False),
-    Param("fused", bool, False, doc="torch's one-kernel update: the same arithmetic in one pass "
-          "over each parameter (biLM pretraining: 43 -> 12 ms a step on 2 cores), rounded "
-          "differently in the last bits")])
+    Param("fused", bool, True, doc="torch's one-kernel update: the same arithmetic in one pass "
+          "over each parameter (biLM pretraining: 43 -> 12 ms a step on 2 cores); false: torch's "
+          "loop over the parameters, which rounds differently in the last bits (docs/speed.md)")])
 def adam(parameters: Parameters, lr: float = 1e-3, betas: Sequence[float] = (0.9, 0.999),
          eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False,
-         fused: bool = False) -> torch.optim.Optimizer:
+         fused: bool = True) -> torch.optim.Optimizer:
     return _checked(torch.optim.Adam, parameters, lr=lr, betas=(betas[0], betas[1]), eps=eps,
                     weight_decay=weight_decay, amsgrad=amsgrad, fused=fused or None)
 

@@ -363,3 +363,20 @@ def test_a_document_counts_all_its_sentences_and_the_default_limit_is_10000() ->
     with pytest.raises(DataError, match=r"^data: instance 1: document: 10,001 tokens, over "
                                         r"data_loader\.max_instance_tokens \(10,000\)"):
         index_instances([document], fields, vocab)
+
+
+def test_pairs_are_bucketed_by_their_shorter_text_too():
+    rng = np.random.default_rng(0)
+    longer = rng.integers(10, 16, 2000).tolist()
+    shorter = rng.integers(1, 10, 2000).tolist()
+
+    def padding(batches: list[list[int]], lengths: list[int]) -> int:
+        return sum(len(b) * max(lengths[i] for i in b) - sum(lengths[i] for i in b)
+                   for b in batches)
+
+    plain = make_batches(longer, 32, seed=4)
+    paired = make_batches(longer, 32, seed=4, then_by=shorter)
+    assert sorted(i for b in paired for i in b) == list(range(2000))
+    assert padding(paired, shorter) < padding(plain, shorter) / 3
+    assert padding(paired, longer) <= padding(plain, longer) * 1.5 + 2000 * 0.05
+    assert make_batches(longer, 32, seed=4, then_by=[0] * 2000) == plain  # one text: as before

@@ -6,7 +6,7 @@ import random
 
 import torch
 
-from elmo_experiments.modules.spans import enumerate_spans, prune_spans
+from elmo_experiments.modules.spans import enumerate_spans, gather_rows, prune_spans
 
 
 def test_enumeration_is_every_within_sentence_span_up_to_the_width():
@@ -38,3 +38,18 @@ def test_pruning_keeps_the_best_in_document_order():
         indices, kept = prune_spans(scores, torch.tensor([valid]), torch.tensor([keep]))
         ranked = sorted((i for i in range(n) if valid[i]), key=lambda i: (-scores[0, i], i))
         assert indices[0][kept[0]].tolist() == sorted(ranked[:keep])
+
+
+def test_gather_rows_equals_gather_with_an_expanded_index_and_its_gradient():
+
+
+    torch.manual_seed(3)
+    values = torch.randn(2, 6, 4, requires_grad=True)
+    positions = torch.tensor([[[0, 5], [5, 5], [2, 1]], [[3, 3], [0, 4], [1, 1]]])  # (2, 3, 2)
+    ours = gather_rows(values, positions)
+    expected = values.gather(1, positions.reshape(2, -1, 1).expand(-1, -1, 4)).reshape(2, 3, 2, 4)
+    assert torch.equal(ours, expected)
+    weights = torch.randn(ours.shape)
+    (grad,) = torch.autograd.grad((ours * weights).sum(), values)
+    (expected_grad,) = torch.autograd.grad((expected * weights).sum(), values)
+    torch.testing.assert_close(grad, expected_grad, rtol=0, atol=1e-6)

@@ -30,3 +30,10 @@ def test_fused_adam_matches_the_unfused_update() -> None:
     for a, b in zip(plain, fused, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
     assert not torch.equal(plain[0], adam_steps(False, steps=4)[0])  # the steps did move it
+
+
+def test_adam_takes_the_fused_update_unless_told_not_to() -> None:
+    validator = Validator()
+    spec = validator.component({"type": "adam"}, "optimizer", "trainer.optimizer")
+    assert not validator.problems and spec is not None
+    assert spec.build(parameters=[torch.nn.Parameter(torch.zeros(2))]).defaults["fused"] is True

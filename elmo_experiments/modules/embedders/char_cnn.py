@@ -6,6 +6,7 @@ import torch
 
 from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register, sizes
 from elmo_experiments.data.vocabulary import Vocabulary
+from elmo_experiments.modules.dropout import Dropout
 
 ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "linear": lambda x: x}
 
@@ -34,7 +35,7 @@ class CharacterCnn(torch.nn.Module):
         )
         self.widths = list(ngram_filter_sizes)
         self.activation = ACTIVATIONS[activation]
-        self.dropout = torch.nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.output_dim = num_filters * len(self.widths)
 
     def forward(self, chars: torch.Tensor) -> torch.Tensor:

@@ -36,12 +36,14 @@ from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
 from elmo_experiments.modules.documents import document_tokens
+from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.feedforward import FeedForward
 from elmo_experiments.modules.spans import (
     DISTANCE_BUCKETS,
     distance_buckets,
     enumerate_spans,
+    gather_rows,
     projected_span_representations,
     prune_spans,
     span_representations,
@@ -75,7 +77,7 @@ class CoreferenceResolver(torch.nn.Module):
         embedded = self.embedder.output_dim
         self.context_encoder = context_encoder.build(input_dim=embedded)
         encoded = self.context_encoder.output_dim + self.embedder.extra_dim()  # [h; ELMo]
-        self.lexical_dropout = torch.nn.Dropout(lexical_dropout)
+        self.lexical_dropout = Dropout(lexical_dropout)
         self.head_scorer = torch.nn.Linear(encoded, 1)
         # its bias cancels in the softmax over each span's tokens, so it cannot learn (its
         # gradient is zero up to rounding): frozen at its initial value, not removed, which would
@@ -152,17 +154,14 @@ class CoreferenceResolver(torch.nn.Module):
         top_embeddings: (batch, k, g); antecedents: (batch, k, a) indices into the k spans;
         features: (batch, k, a, 3f) -> (batch, k, a)."""
         first = _first_layer(self.antecedent_scorer)
-        batch, k, a = antecedents.shape
         g = top_embeddings.shape[-1]
         w_own, w_other, w_product, w_features = first.weight.split([g, g, g, features.shape[-1]],
                                                                    dim=1)  # each (h, .)
         linear = torch.nn.functional.linear
-        index = antecedents.reshape(batch, -1, 1)  # (batch, k * a, 1)
-        others = top_embeddings.gather(1, index.expand(-1, -1, g)).reshape(batch, k, a, g)
+        others = gather_rows(top_embeddings, antecedents)  # (batch, k, a, g)
         as_own = linear(top_embeddings, w_own, first.bias)  # (batch, k, h)
-        as_other = linear(top_embeddings, w_other)  # (batch, k, h)
-        as_other = as_other.gather(1, index.expand(-1, -1, as_other.shape[-1]))
-        hidden = (as_own[:, :, None] + as_other.reshape(batch, k, a, -1)
+        as_other = gather_rows(linear(top_embeddings, w_other), antecedents)  # (batch, k, a, h)
+        hidden = (as_own[:, :, None] + as_other
                   + linear(top_embeddings[:, :, None] * others, w_product)
                   + linear(features, w_features))  # (batch, k, a, h)
         return _after_first_layer(self.antecedent_scorer, hidden)

@@ -32,6 +32,7 @@ from elmo_experiments.config.registry import (
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
+from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.feedforward import FeedForward
 from elmo_experiments.modules.spans import (
@@ -65,7 +66,7 @@ class PronounResolver(torch.nn.Module):
         embedded = self.embedder.output_dim
         self.context_encoder = context_encoder.build(input_dim=embedded)
         encoded = self.context_encoder.output_dim + self.embedder.extra_dim()  # [h; ELMo]
-        self.lexical_dropout = torch.nn.Dropout(lexical_dropout)
+        self.lexical_dropout = Dropout(lexical_dropout)
         self.spans = SpanRepresentation(encoded, embedded, max_span_width, feature_size)
         self.distance_embedding = torch.nn.Embedding(DISTANCE_BUCKETS, feature_size)
         self.order_embedding = torch.nn.Embedding(2, feature_size)  # the name before P, after

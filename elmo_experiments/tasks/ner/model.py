@@ -14,6 +14,7 @@ from elmo_experiments.metrics.accuracy import CategoricalAccuracy
 from elmo_experiments.metrics.metric import Metric
 from elmo_experiments.metrics.span_f1 import SpanF1
 from elmo_experiments.modules.crf import ConditionalRandomField
+from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 
 
@@ -46,7 +47,7 @@ class CrfTagger(torch.nn.Module):
             {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()}
         )
         self.encoder = encoder.build(input_dim=self.embedder.output_dim)
-        self.dropout = torch.nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         labels = vocab.tokens(label_namespace)
         output_dim = self.encoder.output_dim + self.embedder.extra_dim()  # [h; ELMo] if configured
         self.tag_projection = torch.nn.Linear(output_dim, len(labels))

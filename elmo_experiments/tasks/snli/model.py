@@ -15,6 +15,7 @@ from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.models.label_output import LabelOutput
 from elmo_experiments.modules.attention import align
+from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.feedforward import FeedForward
 from elmo_experiments.modules.pooling import masked_max, masked_mean
@@ -36,10 +37,10 @@ class Esim(torch.nn.Module):
             {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()})
         self.encoder = encoder.build(input_dim=self.embedder.output_dim)
         encoded_dim = self.encoder.output_dim + self.embedder.extra_dim()  # [h; ELMo]
-        self.attention_dropout = torch.nn.Dropout(attention_dropout)
+        self.attention_dropout = Dropout(attention_dropout)
         self.projection = FeedForward(4 * encoded_dim, [projection_dim], "relu")
         self.inference_encoder = inference_encoder.build(input_dim=projection_dim)
-        self.output_dropout = torch.nn.Dropout(dropout)
+        self.output_dropout = Dropout(dropout)
         self.head = LabelOutput(vocab)
         self.metrics = [self.head.accuracy]
         self.output_layer = FeedForward(4 * self.inference_encoder.output_dim, [output_dim],

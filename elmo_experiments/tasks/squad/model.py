@@ -25,6 +25,7 @@ from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
 from elmo_experiments.modules.attention import TriLinearSimilarity, masked_softmax
+from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.highway import Highway
 from elmo_experiments.modules.span_decoding import best_spans
@@ -45,7 +46,7 @@ class SelfAttention(torch.nn.Module):
         dim = self.encoder.output_dim
         self.similarity = TriLinearSimilarity(dim)
         self.projection = torch.nn.Linear(3 * dim, input_dim)
-        self.dropout = torch.nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         # x: (batch, p, d); mask: (batch, p)
@@ -86,7 +87,7 @@ class Bidaf(torch.nn.Module):
         self.span_end_encoder = span_end_encoder.build(input_dim=merged + modeled)
         self.start_scorer = torch.nn.Linear(merged + modeled, 1)
         self.end_scorer = torch.nn.Linear(merged + self.span_end_encoder.output_dim, 1)
-        self.dropout = torch.nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.max_span_length = max_span_length
         self.start_accuracy = CategoricalAccuracy("start_accuracy")
         self.end_accuracy = CategoricalAccuracy("end_accuracy")

@@ -19,6 +19,7 @@ from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.tag_schemes import allowed_transitions
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.span_f1 import SpanF1
+from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.viterbi import constraint_potentials, viterbi_decode
 
@@ -39,7 +40,7 @@ class SrlTagger(torch.nn.Module):
         labels = vocab.tokens(label_namespace)
         output_dim = self.encoder.output_dim + self.embedder.extra_dim()  # [h; ELMo]
         self.tag_projection = torch.nn.Linear(output_dim, len(labels))
-        self.dropout = torch.nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         constraints = (allowed_transitions("BIO", dict(enumerate(labels)))
                        if constrain_decoding else
                        [(i, j) for i in range(len(labels) + 1) for j in range(len(labels) + 2)])

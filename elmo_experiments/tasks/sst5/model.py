@@ -23,6 +23,7 @@ from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.models.label_output import LabelOutput
 from elmo_experiments.modules.attention import align
+from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.feedforward import FeedForward
 from elmo_experiments.modules.pooling import (
@@ -46,13 +47,13 @@ class Bcn(torch.nn.Module):
         super().__init__()
         self.embedder = EmbedderStack(
             {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()})
-        self.embedding_dropout = torch.nn.Dropout(embedding_dropout)
+        self.embedding_dropout = Dropout(embedding_dropout)
         self.pre_encode = FeedForward(self.embedder.output_dim, [pre_encode_dim], "relu",
                                       pre_encode_dropout)
         self.encoder = encoder.build(input_dim=pre_encode_dim)
         self.integrator = integrator.build(input_dim=3 * self.encoder.output_dim)
         pooled_dim = self.integrator.output_dim + self.embedder.extra_dim()  # [h; ELMo]
-        self.integrator_dropout = torch.nn.Dropout(integrator_dropout)
+        self.integrator_dropout = Dropout(integrator_dropout)
         self.self_attentive_pool = SelfAttentivePooling(pooled_dim)
         self.head = LabelOutput(vocab)
         self.metrics = [self.head.accuracy]
