@@ -64,23 +64,23 @@ class HighwayLstmLayer(torch.nn.Module):
             keep = keep_mask(inputs, (batch, h), self.recurrent_dropout)  # (batch, h)
         # Each step's slices, taken once: a slice taken inside the loop would make its backward
         # write the step's gradient into a zero tensor of the whole projection, seq times.
-        gate_inputs = projected[:, :, : GATES * h].unbind(1)  # seq x (batch, 5h)
+        gate_inputs = (projected[:, :, : GATES * h]
+                       + self.state_linearity.bias).unbind(1)  # seq x (batch, 5h)
         highway_inputs = projected[:, :, GATES * h:].unbind(1)  # seq x (batch, h)
-        step_masks = mask[:, :, None].to(inputs.dtype).unbind(1)  # seq x (batch, 1)
+        valid = mask.bool()[:, :, None].unbind(1)  # seq x (batch, 1): padding keeps the state
+        weight_t = self.state_linearity.weight.t()  # (h, 5h)
         outputs = []
         for t in range(seq):
-            gates = gate_inputs[t] + self.state_linearity(state)  # (batch, 5h)
-            i, f, m, o, r = gates.chunk(GATES, dim=-1)
-            new_memory = torch.sigmoid(i) * torch.tanh(m) + torch.sigmoid(f) * memory
-            output = torch.sigmoid(o) * torch.tanh(new_memory)
-            gate = torch.sigmoid(r)
-            output = gate * output + (1.0 - gate) * highway_inputs[t]  # (batch, h)
-            valid = step_masks[t]  # (batch, 1): padding keeps the previous state
-            memory = valid * new_memory + (1.0 - valid) * memory
-            carried = output if keep is None else output * keep
-            state = valid * carried + (1.0 - valid) * state
-            outputs.append(output * valid)
-        stacked = torch.stack(outputs, dim=1)  # (batch, seq, h)
+            gates = torch.addmm(gate_inputs[t], state, weight_t)  # (batch, 5h)
+            i, f, _, o, r = gates.sigmoid().chunk(GATES, dim=-1)  # m's sigmoid is not used
+            m = gates[:, 2 * h:3 * h].tanh()
+            new_memory = torch.addcmul(f * memory, i, m)
+            output = o * new_memory.tanh()
+            output = torch.lerp(highway_inputs[t], output, r)  # r out + (1 - r) W_x x
+            memory = torch.where(valid[t], new_memory, memory)
+            state = torch.where(valid[t], output if keep is None else output * keep, state)
+            outputs.append(output)
+        stacked = torch.stack(outputs, dim=1) * mask[:, :, None]  # (batch, seq, h)
         return stacked if self.go_forward else reverse_padded(stacked, lengths)
 
 

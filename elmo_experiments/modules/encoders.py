@@ -8,6 +8,7 @@ import torch
 from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register, sizes
 from elmo_experiments.modules.dropout import VariationalDropout
 from elmo_experiments.modules.gru_recurrence import run_gru
+from elmo_experiments.modules.indexing import gather_rows
 from elmo_experiments.precision import run_lstm
 
 
@@ -20,7 +21,7 @@ def reverse_padded(inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     positions = torch.arange(seq, device=inputs.device)[None, :]  # (1, seq)
     source = lengths[:, None] - 1 - positions  # (batch, seq)
     source = torch.where(source >= 0, source, positions.expand_as(source))
-    return inputs.gather(1, source[:, :, None].expand(-1, -1, inputs.shape[2]))
+    return gather_rows(inputs, source)
 
 
 RNN_CELLS = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from elmo_experiments.modules.attention import masked_softmax
+from elmo_experiments.modules.indexing import gather_rows
 
 DISTANCE_BUCKETS = 10  # 0, 1, 2, 3, 4, 5-7, 8-15, 16-31, 32-63, 64+
 
@@ -29,19 +30,6 @@ def _head_weights(encoded: torch.Tensor, spans: torch.Tensor, head_scorer: torch
     logits = head_scorer(encoded).squeeze(-1)  # (batch, T)
     head_logits = logits.gather(1, positions.flatten(1)).reshape(positions.shape)
     return positions, masked_softmax(head_logits, inside)
-
-
-def gather_rows(values: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-    """Each batch row's vectors at ``positions``: values (batch, T, c), positions (batch, ...)
-    -> (batch, ..., c). One ``index_select`` over the flattened rows (its backward one
-    ``index_add_``), which costs a fraction of ``gather`` with an index expanded to c columns."""
-    batch, length, dim = values.shape
-    offsets = torch.arange(batch, device=positions.device) * length  # (batch,)
-    flat = (positions.reshape(batch, -1) + offsets[:, None]).reshape(-1)  # (batch * m,)
-    return values.reshape(batch * length, dim).index_select(0, flat).reshape(
-        *positions.shape, dim)
-
-
 
 
 def span_representations(encoded: torch.Tensor, embedded: torch.Tensor, spans: torch.Tensor,

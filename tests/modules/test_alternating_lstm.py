@@ -54,3 +54,22 @@ def test_initialisation_and_recurrent_dropout():
     layer.eval()
     assert torch.equal(layer(x, mask), layer(x, mask))
     torch.testing.assert_close(layer(x[:, :1], mask[:, :1]), layer(x, mask)[:, :1])  # causal
+
+
+def test_gradients_equal_the_per_sequence_loop():
+    torch.manual_seed(4)
+    encoder = AlternatingLstm(input_dim=3, hidden_size=4, num_layers=2).eval()
+    lengths = [5, 3]
+    inputs = torch.randn(2, 5, 3)
+    mask = torch.arange(5)[None, :] < torch.tensor(lengths)[:, None]
+    weights = torch.randn(2, 5, 4)
+    ours = torch.autograd.grad((encoder(inputs, mask) * weights).sum(), list(encoder.parameters()))
+    total = 0.0
+    for row, n in enumerate(lengths):
+        out = inputs[row, :n]
+        for layer in encoder.layers:
+            out = reference_layer(layer, out)
+        total = total + (out * weights[row, :n]).sum()
+    loop = torch.autograd.grad(total, list(encoder.parameters()))
+    for a, b in zip(ours, loop, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)

@@ -351,3 +351,16 @@ def test_elmo_and_the_character_cnn_take_a_document_of_sentences(tiny_bilm_dir) 
     char_ids = torch.tensor([[[2, 3, 0], [4, 0, 0]], [[5, 2, 1], [0, 0, 0]]])  # (2, 2, 3)
     nested = char_ids.reshape(1, 2, 2, 3)  # (1 document, 2 sentences, 2 tokens, 3 chars)
     torch.testing.assert_close(chars(nested)[0], chars(char_ids))
+
+
+def test_char_cnn_gradients_match_the_per_word_loop() -> None:
+    torch.manual_seed(3)
+    vocab = char_vocab(10)
+    cnn = CharacterCnn(vocab, embedding_dim=4, num_filters=5, ngram_filter_sizes=[2, 4])
+    chars = random_chars(3, 5, 7, vocab.size("token_characters"), torch.Generator().manual_seed(4))
+    chars[0, 1] = torch.tensor([2, 3, 0, 0, 0, 0, 0])  # shorter than one filter
+    weights = torch.randn(3, 5, cnn.output_dim)
+    ours = torch.autograd.grad((cnn(chars) * weights).sum(), list(cnn.parameters()))
+    loop = torch.autograd.grad((brute_force(cnn, chars) * weights).sum(), list(cnn.parameters()))
+    for a, b in zip(ours, loop, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)

@@ -6,7 +6,8 @@ import random
 
 import torch
 
-from elmo_experiments.modules.spans import enumerate_spans, gather_rows, prune_spans
+from elmo_experiments.modules.indexing import gather_rows
+from elmo_experiments.modules.spans import enumerate_spans, prune_spans
 
 
 def test_enumeration_is_every_within_sentence_span_up_to_the_width():

@@ -39,11 +39,11 @@ from elmo_experiments.modules.documents import document_tokens
 from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.feedforward import FeedForward
+from elmo_experiments.modules.indexing import gather_rows
 from elmo_experiments.modules.spans import (
     DISTANCE_BUCKETS,
     distance_buckets,
     enumerate_spans,
-    gather_rows,
     projected_span_representations,
     prune_spans,
     span_representations,
