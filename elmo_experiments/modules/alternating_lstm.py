@@ -21,8 +21,7 @@ import torch
 from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register
 from elmo_experiments.modules.dropout import keep_mask
 from elmo_experiments.modules.encoders import reverse_padded
-
-GATES = 5  # input, forget, memory, output, highway
+from elmo_experiments.modules.highway_lstm_recurrence import GATES, HighwayLstmRecurrence
 
 
 class HighwayLstmLayer(torch.nn.Module):
@@ -34,6 +33,7 @@ class HighwayLstmLayer(torch.nn.Module):
         self.hidden = hidden
         self.go_forward = go_forward
         self.recurrent_dropout = recurrent_dropout
+        self.fused = True  # the hand-written recurrence (False: autograd's loop, the reference)
         # the input's five gate pre-activations and its highway projection, side by side
         self.input_linearity = torch.nn.Linear(input_dim, (GATES + 1) * hidden, bias=False)
         self.state_linearity = torch.nn.Linear(hidden, GATES * hidden)
@@ -62,11 +62,19 @@ class HighwayLstmLayer(torch.nn.Module):
         keep = None
         if self.training and self.recurrent_dropout > 0.0:
             keep = keep_mask(inputs, (batch, h), self.recurrent_dropout)  # (batch, h)
-        # Each step's slices, taken once: a slice taken inside the loop would make its backward
-        # write the step's gradient into a zero tensor of the whole projection, seq times.
-        gate_inputs = (projected[:, :, : GATES * h]
-                       + self.state_linearity.bias).unbind(1)  # seq x (batch, 5h)
-        highway_inputs = projected[:, :, GATES * h:].unbind(1)  # seq x (batch, h)
+        gates_x = projected[:, :, : GATES * h] + self.state_linearity.bias  # (batch, seq, 5h)
+        highway_x = projected[:, :, GATES * h:]  # (batch, seq, h)
+        if self.fused and not torch.is_autocast_enabled(inputs.device.type):
+            steps = HighwayLstmRecurrence.apply(
+                gates_x.transpose(0, 1).contiguous(), highway_x.transpose(0, 1).contiguous(),
+                self.state_linearity.weight, mask.t()[:, :, None].to(inputs.dtype), keep,
+                mask.all(dim=0).tolist())  # (seq, batch, h)
+            stacked = steps.transpose(0, 1) * mask[:, :, None]  # (batch, seq, h)
+            return stacked if self.go_forward else reverse_padded(stacked, lengths)
+        # autograd's loop over the same equations. Each step's slices are taken once: a slice
+        # taken inside the loop would make its backward write the step's gradient into a zero
+        # tensor of the whole projection, seq times.
+        gate_inputs, highway_inputs = gates_x.unbind(1), highway_x.unbind(1)  # seq x (batch, .)
         valid = mask.bool()[:, :, None].unbind(1)  # seq x (batch, 1): padding keeps the state
         weight_t = self.state_linearity.weight.t()  # (h, 5h)
         outputs = []

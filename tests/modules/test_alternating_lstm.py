@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from elmo_experiments.modules.alternating_lstm import AlternatingLstm, HighwayLstmLayer
+from elmo_experiments.modules.highway_lstm_recurrence import HighwayLstmRecurrence
 
 
 def reference_layer(layer: HighwayLstmLayer, x: torch.Tensor) -> torch.Tensor:
@@ -72,4 +73,33 @@ def test_gradients_equal_the_per_sequence_loop():
         total = total + (out * weights[row, :n]).sum()
     loop = torch.autograd.grad(total, list(encoder.parameters()))
     for a, b in zip(ours, loop, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_the_recurrence_passes_gradcheck_with_padding_and_recurrent_dropout():
+    torch.manual_seed(5)
+    steps, batch, h = 4, 3, 2
+    valid = torch.tensor([[1, 1, 1], [1, 1, 0], [1, 0, 0], [1, 0, 0]], dtype=torch.float64)
+    args = (torch.randn(steps, batch, 5 * h, dtype=torch.float64, requires_grad=True),
+            torch.randn(steps, batch, h, dtype=torch.float64, requires_grad=True),
+            torch.randn(5 * h, h, dtype=torch.float64, requires_grad=True),
+            valid[:, :, None], torch.tensor([[2.0, 0.0]] * batch, dtype=torch.float64),
+            [bool(row.all()) for row in valid])
+    assert torch.autograd.gradcheck(HighwayLstmRecurrence.apply, args)
+
+
+def test_the_recurrence_equals_autograds_loop_in_training():
+    torch.manual_seed(6)
+    layer = HighwayLstmLayer(3, 4, go_forward=False, recurrent_dropout=0.3).train()
+    inputs = torch.randn(3, 6, 3)
+    mask = torch.arange(6)[None, :] < torch.tensor([6, 2, 4])[:, None]
+    weights = torch.randn(3, 6, 4)
+    results = []
+    for fused in (True, False):
+        layer.fused = fused
+        torch.manual_seed(7)  # the same recurrent dropout mask
+        out = layer(inputs, mask)
+        results.append([out, *torch.autograd.grad((out * weights).sum(),
+                                                   list(layer.parameters()))])
+    for a, b in zip(*results, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
