@@ -86,7 +86,7 @@ def train_step(setup: Setup, batch: Any) -> float:
     if settings["grad_norm"] is not None:
         torch.nn.utils.clip_grad_norm_(parameters, settings["grad_norm"])
     optimizer.step()
-    return float(loss)
+    return loss.item()
 
 
 def padding_share(batch: Any) -> float:
