@@ -181,7 +181,7 @@ def main() -> None:
     os.environ.pop("ELMO_WEIGHTS", None)
     peaks = [matmul_peak(args.peak_size)]
     print(f"{args.threads} thread(s), CPU capability {torch.backends.cpu.get_cpu_capability()}; "
-          f"data: {os.environ.get('ELMO_DATA_DIR') or 'the embedded samples'}; "
+          f"data: {'the data sets under ELMO_DATA_DIR' if os.environ.get('ELMO_DATA_DIR') else 'the embedded samples'}; "
           f"fp32 matmul peak {peaks[0]:.1f} GFLOP/s ({args.peak_size}^3)", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as cache:

@@ -14,7 +14,8 @@ declare -A RUNS=(  # name -> script and arguments
   [bench_precision]="bench_precision.py --ner-epochs 0"
   [bench_precision_ner]="bench_precision.py --weights gutenberg --epochs 1 --ner-epochs 10 --threads 1"
   [bench_ner]="bench_ner.py --epochs 3"
-  [bench_tasks]="bench_tasks.py --steps 6"
+  [bench_tasks]="bench_tasks.py --sizes cpu --steps 6"
+  [bench_tasks_paper]="bench_tasks.py --sizes paper --steps 4"
   [bench_embed]="bench_embed.py --weights gutenberg --sentences 10000 100000 --threads 1 --interrupt 0.5"
 )
 source benchmarks/machine.sh
