@@ -180,8 +180,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     os.environ.pop("ELMO_WEIGHTS", None)
     peaks = [matmul_peak(args.peak_size)]
+    data = "the data sets under ELMO_DATA_DIR" if os.environ.get("ELMO_DATA_DIR") else \
+        "the embedded samples"
     print(f"{args.threads} thread(s), CPU capability {torch.backends.cpu.get_cpu_capability()}; "
-          f"data: {'the data sets under ELMO_DATA_DIR' if os.environ.get('ELMO_DATA_DIR') else 'the embedded samples'}; "
+          f"data: {data}; "
           f"fp32 matmul peak {peaks[0]:.1f} GFLOP/s ({args.peak_size}^3)", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as cache:
