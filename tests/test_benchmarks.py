@@ -62,3 +62,20 @@ def test_bench_embed_runs_the_command_on_a_synthetic_text(tiny_bilm_dir: Path) -
     for line in ("biLM forward, 64 x 20 tokens, no caches:", "elmo-exp embed 300 sentences",
                  "of the forward's", "peak RSS"):
         assert line in result.stdout
+
+
+def test_bench_tasks_times_a_step_and_counts_its_flops(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ELMO_DATA_DIR"}
+    out = tmp_path / "rows.json"
+    result = subprocess.run([sys.executable, "benchmarks/bench_tasks.py", "--tasks", "ner", "srl",
+                             "--sizes", "cpu", "--steps", "1", "--peak-size", "128",
+                             "--out", str(out)],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    rows = {row["task"]: row for row in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"ner", "srl"}
+    for row in rows.values():
+        assert row["cpu_ms"] > 0 and row["gflop_a_batch"] > 0 and 0 <= row["padding_share"] < 1
+        assert row["top_operators"] and "| " + row["task"] + " | cpu |" in result.stdout
+    # NER's LSTMs run in oneDNN, which the FLOP counter cannot see: counted from their shapes
+    assert any("mkldnn_rnn" in name for name, _ in rows["ner"]["top_operators"])
