@@ -196,11 +196,20 @@ def _group(summary: dict[str, Any] | None, variant: str, fraction: float = 1.0
     return None
 
 
+NOT_CONVERGED = "‡"  # a cell's mark: some seed's best epoch is within patience of its cap
+CONVERGENCE_NOTE = (f"{NOT_CONVERGED} not converged: in the seeds named, the best epoch lies "
+                    "within `patience` epochs of the `num_epochs` cap, so the run may still have "
+                    "been improving when the cap stopped it (cells run before 2026-12-07 did not "
+                    "record their epochs and carry no mark)")
+
+
 def _ours(group: dict[str, Any] | None, key: str) -> str:
     figure = (group or {}).get("metrics", {}).get(key)
     if not figure:
         return "—"
-    return mean_std(figure)
+    seeds = (group or {}).get("not_converged") or []
+    mark = f" {NOT_CONVERGED} (seed {', '.join(map(str, seeds))})" if seeds else ""
+    return mean_std(figure) + mark
 
 
 def _paper(value: Any, std: Any = None) -> str:
@@ -490,7 +499,8 @@ def render_tables(folder: str | Path) -> str:
              "a difference whose 95% interval (Welch's t over seeds) excludes 0. \"word vectors\": "
              "the word2vec files the row's runs started from; two mean that some variants "
              "started from other vectors than the rest (the task README lists them per "
-             "variant; docs/framework.md, \"Static word vectors\", says why).",
+             "variant; docs/framework.md, \"Static word vectors\", says why). "
+             f"{CONVERGENCE_NOTE}.",
              "", "**What the evidence says** (test sets; SQuAD: dev): ELMo's gain over the "
              "baseline with the shipped biLM, and with the biLM fine-tuned on the task's "
              "training text, against seed noise; the last column makes the same comparison "

@@ -50,16 +50,35 @@ def portable(text: str) -> str:
     return text.replace(data_dir.rstrip("/"), "$ELMO_DATA_DIR") if data_dir else text
 
 
-def run_entry(metrics: dict[str, Any], record: dict[str, Any], names: list[str]
-              ) -> dict[str, Any]:
+DEFAULT_PATIENCE = 3  # the convergence rule's window where a run had no early stopping
+
+
+def run_entry(metrics: dict[str, Any], record: dict[str, Any], names: list[str],
+              trainer: dict[str, Any] | None = None) -> dict[str, Any]:
     """What a summary keeps of one finished run (enough to summarise it again without its
-    run directory): the summarised metrics, learned mixes, code, biLM and vectors digests."""
-    return {"metrics": {n: metrics[n] for n in names if isinstance(metrics.get(n), int | float)
-                        and not isinstance(metrics[n], bool)},
-            "elmo_mixes": metrics.get("elmo_mixes") or {}, "code": metrics.get("code", ""),
-            "bilm_sha1": sorted({b["sha1"] for b in record.get("bilm", [])}),
-            "vectors_sha1": sorted({v["sha1"] for v in record.get("vectors", [])}),
-            "embedded_sample": bool((metrics.get("data") or {}).get("embedded_sample"))}
+    run directory): the summarised metrics, learned mixes, code, biLM and vectors digests, and
+    (from its ``trainer`` settings) its best epoch, epochs run, epoch cap and patience."""
+    entry = {"metrics": {n: metrics[n] for n in names if isinstance(metrics.get(n), int | float)
+                         and not isinstance(metrics[n], bool)},
+             "elmo_mixes": metrics.get("elmo_mixes") or {}, "code": metrics.get("code", ""),
+             "bilm_sha1": sorted({b["sha1"] for b in record.get("bilm", [])}),
+             "vectors_sha1": sorted({v["sha1"] for v in record.get("vectors", [])}),
+             "embedded_sample": bool((metrics.get("data") or {}).get("embedded_sample"))}
+    if trainer and isinstance(metrics.get("best_epoch"), int):
+        entry["epochs"] = {"best": metrics["best_epoch"], "run": metrics.get("epochs_completed"),
+                           "cap": trainer.get("num_epochs"), "patience": trainer.get("patience")}
+    return entry
+
+
+def converged(entry: dict[str, Any]) -> bool | None:
+    """The convergence rule: a run converged unless its best epoch lies within ``patience``
+    epochs of its ``num_epochs`` cap (it may still have been improving when the cap stopped
+    it); ``patience`` 3 where the run had none. None: the entry does not say (older summaries)."""
+    epochs = entry.get("epochs")
+    if not epochs or not isinstance(epochs.get("cap"), int):
+        return None
+    patience = epochs.get("patience") or DEFAULT_PATIENCE
+    return epochs["best"] <= epochs["cap"] - patience
 
 
 def previous_runs(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -116,8 +135,11 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]], command:
         if finished(cell, run_dir):
             record = read_json(run_dir / "run.json") if (run_dir / "run.json").is_file() else {}
             metrics = read_json(run_dir / "metrics.json")
+            config = read_json(run_dir / "config.json") if (run_dir / "config.json").is_file() \
+                else {}
             entries[cell.name] = run_entry(metrics, record,
-                                           sweep.metrics or _default_metrics(metrics))
+                                           sweep.metrics or _default_metrics(metrics),
+                                           config.get("trainer"))
         elif cell.name in previous and not cell.same_as:
             entries[cell.name] = previous[cell.name]
         if cell.name in entries:
@@ -138,7 +160,10 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]], command:
                      "vectors_sha1": sorted({d for _, e in runs for d in e["vectors_sha1"]}),
                      "elmo_mixes": mean_mixes([e for _, e in runs]),
                      "embedded_sample": any(e["embedded_sample"] for _, e in runs),
-                     "commits": sorted({e["code"] for _, e in runs})})
+                     "commits": sorted({e["code"] for _, e in runs}),
+                     "not_converged": sorted(seed for seed, e in runs if converged(e) is False),
+                     "convergence_unknown": sorted(seed for seed, e in runs
+                                                   if converged(e) is None)})
     shared: dict[tuple[str, float], dict[str, Any]] = {}
     for cell in sweep.cells:  # another sweep's runs: the tables look them up there
         if cell.same_as:

@@ -74,6 +74,9 @@ def test_a_killed_grid_resumes(tmp_path: Path) -> None:
               for s in (1, 2)]
     assert groups["a"]["metrics"]["test_f1"] == stats(values)
     assert "| a | 1 |" in resumed.stdout
+    for cell in summary["cells"]:  # the convergence rule's figures, from the run directory
+        assert cell["run"]["epochs"]["cap"] == 2 and cell["run"]["epochs"]["run"] == 2
+    assert groups["a"]["not_converged"] == [1, 2]  # a 2-epoch cap lies within any patience
 
     again = _sweep(spec, root)  # nothing left to do: every cell is skipped
     assert again.returncode == 0
