@@ -645,8 +645,9 @@ def main() -> None:
     torch.set_num_interop_threads(1)
     os.environ.pop("ELMO_WEIGHTS", None)
     version = import_allennlp()
-    print(f"1 thread; torch {torch.__version__}, allennlp {version}; data: "
-          f"{os.environ.get('ELMO_DATA_DIR') or 'the embedded samples'}", flush=True)
+    data = "the data sets under ELMO_DATA_DIR" if os.environ.get("ELMO_DATA_DIR") else \
+        "the embedded samples"
+    print(f"1 thread; torch {torch.__version__}, allennlp {version}; data: {data}", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as cache:
         os.environ.setdefault("ELMO_CACHE_DIR", cache)
