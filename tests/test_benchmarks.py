@@ -1,5 +1,7 @@
 """The benchmark scripts run on the embedded samples (so an API change cannot break them
-unnoticed); their figures are not checked here."""
+unnoticed); their figures are not checked here. They are the project's measuring instruments,
+not a feature of the framework, and each starts a process (30 s together): ``make test-all``
+(CI) runs them, ``make test`` does not."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
 
 
 def test_bench_ner_runs_an_epoch_on_the_sample() -> None:
