@@ -7,9 +7,10 @@ dropped), and the tag schemes a tagger is built with (``label_encoding``, ``tag_
 A model must be a ``torch.nn.Module`` whose ``forward(**batch.arguments())`` returns a dict
 with ``"loss"`` (a scalar tensor, when the batch has gold labels) and whose ``metrics`` lists
 its streamed metrics. It may have ``human_readable(output, batch)`` (one JSON-able record per
-instance; prediction needs it) and ``regularization_penalty()`` (a tensor or None: what the
-trainer adds to ``"loss"`` to make the objective; the six task models pass on their embedder
-stack's, i.e. the ELMo scalar mixes' λ·||w||²). Its modules may have ``caching`` (outputs
+instance; prediction needs it). Any of its modules (the model itself included) may have
+``penalty()``: its own regularisation term, a tensor or None (a learned scalar mix's λ·||w||²,
+ESIM's weight penalty); the trainer adds the sum of all of them to ``"loss"`` to make the
+objective, so no model forwards its parts' penalties. Its modules may have ``caching`` (outputs
 depend on an activation cache that a resumed run refills), ``cache`` (the ``ActivationCache``
 that ``fill-cache`` fills) and ``mix_report()`` (the learned layer weights logged each epoch).
 
@@ -106,10 +107,11 @@ class HumanReadable(Protocol):
 
 
 @runtime_checkable
-class Penalised(Protocol):
-    """May: a regularisation penalty the trainer adds to the model's ``loss`` (None: none)."""
+class Penalising(Protocol):
+    """May: a module's own regularisation term (None: none at present); the trainer sums them
+    over the model's modules (``regularization_penalty``)."""
 
-    def regularization_penalty(self) -> torch.Tensor | None: ...
+    def penalty(self) -> torch.Tensor | None: ...
 
 
 @runtime_checkable
@@ -134,9 +136,13 @@ class MixReporting(Protocol):
     def mix_report(self) -> list[dict[str, Any]]: ...
 
 
-def regularization_penalty(model: Any) -> torch.Tensor | None:
-    """The model's penalty (``Penalised``), or None when it has none."""
-    return model.regularization_penalty() if isinstance(model, Penalised) else None
+def regularization_penalty(model: torch.nn.Module) -> torch.Tensor | None:
+    """The sum of every module's own ``penalty()`` (``Penalising``), the model's own last
+    (its parts' terms, then its own), or None when none has one."""
+    own = [model] if isinstance(model, Penalising) else []
+    parts = [m for m in model.modules() if m is not model and isinstance(m, Penalising)]
+    penalties = [p for p in (m.penalty() for m in [*parts, *own]) if p is not None]
+    return sum(penalties) if penalties else None
 
 
 def objective(model: Any, output: dict[str, Any]) -> torch.Tensor:

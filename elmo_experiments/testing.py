@@ -3,7 +3,7 @@ core tests and for a plugin's own:
 
 - every trainable parameter gets a non-zero gradient from one batch, dropout off;
 - the training objective holds the ELMo mixes' λ·||w||² penalty exactly once (the trainer adds
-  the model's ``regularization_penalty()``; the model's own ``loss`` must not);
+  its modules' ``penalty()`` terms; the model's own ``loss`` must not);
 - a batch predicts exactly what its instances predict one by one (padding changes nothing);
 - a trained run, saved and reloaded from its directory, gives the same metrics and predictions.
 

@@ -28,7 +28,6 @@ from elmo_experiments.modules.embedders.scalar_mix import (
     MIX_PARAMS,
     ONE_MIX,
     ScalarMix,
-    mixes_penalty,
     mixes_report,
 )
 from elmo_experiments.modules.embedders.stack import Embedded
@@ -124,9 +123,6 @@ class ElmoTokenEmbedder(torch.nn.Module):
         mixed = [self.dropout(remove_boundaries(mix(layers, mask), mask)).reshape(
             *leading, seq, self.representation_dim) for mix in self.mixes]
         return Embedded.from_mixes(mixed, self.at_input)
-
-    def regularization_penalty(self) -> torch.Tensor | None:
-        return mixes_penalty(self.mixes)
 
     def mix_report(self) -> list[dict[str, Any]]:
         """The normalised layer weights s and γ of every mix (logged each epoch)."""

@@ -11,12 +11,11 @@ from elmo_experiments.modules.embedders.scalar_mix import (
     ONE_MIX,
     ScalarMix,
     masked_layer_norm,
-    mixes_penalty,
     mixes_report,
 )
 
 __all__ = ["MIX_MODES", "MIX_PARAMS", "ONE_MIX", "ScalarMix", "masked_layer_norm",
-           "mixes_penalty", "mixes_report"]
+           "mixes_report"]
 
 warnings.warn("elmo_experiments.bilm.scalar_mix is deprecated: import from "
               "elmo_experiments.modules.embedders.scalar_mix", DeprecationWarning, stacklevel=2)

@@ -27,7 +27,7 @@ class LabelOutput:
     def output(self, logits: torch.Tensor, label: torch.Tensor | None,
                penalty: torch.Tensor | None = None) -> dict[str, Any]:
         """logits: (batch, classes); label: (batch,) gold ids or None; penalty: added to the
-        loss (the task models leave theirs to the trainer: ``regularization_penalty()``)."""
+        loss (the task models leave theirs to the trainer: their modules' ``penalty()``)."""
         output: dict[str, Any] = {"logits": logits, "probabilities": torch.softmax(logits, -1)}
         if label is not None:
             loss = torch.nn.functional.cross_entropy(logits, label)  # mean over the batch

@@ -18,6 +18,7 @@ from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
 from elmo_experiments.bilm.pretrained import KNOWN, resolve_weights
 from elmo_experiments.config.validate import Validator
+from elmo_experiments.contracts import regularization_penalty
 from elmo_experiments.errors import ConfigError, DataError
 from elmo_experiments.modules.embedders.activation_cache import (
     ActivationCache,
@@ -307,7 +308,7 @@ def test_bilm_is_frozen_and_mixes_learn(tiny_bilm_dir: Path) -> None:
         embedder.zero_grad()
         out = embedder(batch_to_ids(SENTENCES)).input
         loss = (out * torch.linspace(-1, 1, OUTPUT_DIM)).sum()
-        penalty = embedder.regularization_penalty()
+        penalty = regularization_penalty(embedder)
         assert penalty is not None
         (loss + penalty).backward()
         assert all(p.grad is None for p in bilm.parameters())
@@ -329,13 +330,13 @@ def test_requires_grad_trains_the_bilm_without_caches(tiny_bilm_dir: Path) -> No
 
 
 def test_regularization_penalty_sums_the_mixes(tiny_bilm_dir: Path) -> None:
-    assert build(tiny_bilm_dir).regularization_penalty() is None
+    assert regularization_penalty(build(tiny_bilm_dir)) is None
     embedder = build(tiny_bilm_dir, mixes=[{"l2": 0.1}, {"l2": 0.5}, {}])
     with torch.no_grad():
         embedder.mixes[0].scalar_parameters.copy_(torch.tensor([1.0, 0.0, 0.0]))
         embedder.mixes[1].scalar_parameters.copy_(torch.tensor([0.0, 2.0, 0.0]))
         embedder.mixes[2].scalar_parameters.copy_(torch.tensor([5.0, 5.0, 5.0]))
-    penalty = embedder.regularization_penalty()
+    penalty = regularization_penalty(embedder)
     assert penalty is not None
     assert penalty.item() == pytest.approx(0.1 * 1.0 + 0.5 * 4.0)
 

@@ -555,3 +555,13 @@ def test_bilm_architecture_sizes_are_validated() -> None:
         "model.filters: expected a list of [width, count] pairs of positive integers, got "
         "[[1, 8], [2, 0]]",
         "model.n_highway: -1 is outside [0.0, inf]"]
+
+
+def test_a_negative_mix_l2_is_refused_with_its_path(tiny_bilm_dir) -> None:
+    from elmo_experiments.config.validate import Validator
+
+    validator = Validator()
+    validator.component({"type": "elmo", "weights": str(tiny_bilm_dir), "mixes": [{"l2": -0.1}]},
+                        "token_embedder", "model.token_embedders.elmo")
+    assert [p for p in validator.problems if "l2" in p] == [
+        "model.token_embedders.elmo.mixes.0.l2: -0.1 is outside [0.0, inf]"], validator.problems

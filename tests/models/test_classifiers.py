@@ -101,14 +101,14 @@ def test_esim_weight_penalty_covers_the_task_matrices_only(cpu_env: None) -> Non
         "projection.layers.0.weight", "output_layer.layers.0.weight", "classifier.weight",
     ]
     expected = sum(float(parameters[name].detach().pow(2).sum()) for name in matrices)
-    assert model.weight_penalty().item() == pytest.approx(1e-4 * expected, rel=1e-5)
+    assert model.penalty().item() == pytest.approx(1e-4 * expected, rel=1e-5)
     with torch.no_grad():  # the embedders (word vectors, ELMo mixes) are not part of it
         for name, parameter in parameters.items():
             if name.startswith("embedder."):
                 parameter.mul_(3.0)
-    assert model.weight_penalty().item() == pytest.approx(1e-4 * expected, rel=1e-5)
+    assert model.penalty().item() == pytest.approx(1e-4 * expected, rel=1e-5)
     _, _, baseline, _ = assemble("snli_baseline")
-    assert baseline.weight_penalty() is None
+    assert baseline.penalty() is None
 
 
 @pytest.mark.parametrize("name", ["sst5", "snli"])

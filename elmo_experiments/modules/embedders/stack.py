@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from elmo_experiments.contracts import extra_dim, regularization_penalty
+from elmo_experiments.contracts import extra_dim
 
 
 @dataclass
@@ -57,8 +57,3 @@ class EmbedderStack(torch.nn.Module):
         """Total width of the extra representations (ELMo at the output); 0 when none."""
         return sum(extra_dim(e) for e in self.embedders.values())
 
-    def regularization_penalty(self) -> torch.Tensor | None:
-        """Sum of the embedders' own penalties (e.g. the scalar-mix λ·||w||²), if any."""
-        penalties = [regularization_penalty(e) for e in self.embedders.values()]
-        penalties = [p for p in penalties if p is not None]
-        return sum(penalties) if penalties else None

@@ -49,7 +49,6 @@ from elmo_experiments.modules.embedders.scalar_mix import (
     MIX_PARAMS,
     ONE_MIX,
     ScalarMix,
-    mixes_penalty,
     mixes_report,
 )
 from elmo_experiments.modules.embedders.stack import Embedded
@@ -315,9 +314,6 @@ class TransformerEmbedder(torch.nn.Module):
         mixed = [self.dropout(mix(list(layers.unbind(0)), mask)).reshape(
             *leading, seq, self.representation_dim) for mix in self.mixes]
         return Embedded.from_mixes(mixed, self.at_input)
-
-    def regularization_penalty(self) -> torch.Tensor | None:
-        return mixes_penalty(self.mixes)
 
     def mix_report(self) -> list[dict[str, Any]]:
         """The normalised layer weights s and γ of every mix (logged each epoch)."""

@@ -241,9 +241,6 @@ class CoreferenceResolver(torch.nn.Module):
         self.antecedent_accuracy.add(right.sum().item(), kept_mask.sum().item())
         return losses.mean()
 
-    def regularization_penalty(self) -> torch.Tensor | None:
-        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
-        return self.embedder.regularization_penalty()
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]:
         """Per document part: its id, part, and predicted clusters (lists of [start, end]

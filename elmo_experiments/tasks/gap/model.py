@@ -108,9 +108,6 @@ class PronounResolver(torch.nn.Module):
             self.accuracy.add((logits.argmax(-1) == gold).sum().item(), len(gold))
         return output
 
-    def regularization_penalty(self) -> torch.Tensor | None:
-        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
-        return self.embedder.regularization_penalty()
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]:
         """Per example: its ID, the two decisions (what the official scorer reads), each

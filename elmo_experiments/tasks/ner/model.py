@@ -79,9 +79,6 @@ class CrfTagger(torch.nn.Module):
             self._update_metrics(output["predicted_ids"], tags, mask)
         return output
 
-    def regularization_penalty(self) -> torch.Tensor | None:
-        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
-        return self.embedder.regularization_penalty()
 
     def _update_metrics(self, predicted: list[list[int]], tags: torch.Tensor, mask: torch.Tensor):
         lengths = mask.sum(dim=1).tolist()

@@ -63,8 +63,9 @@ class Esim(torch.nn.Module):
         composed = self.inference_encoder(projected, mask)  # (batch, seq, inf)
         return torch.cat([masked_mean(composed, mask), masked_max(composed, mask)], dim=-1)
 
-    def weight_penalty(self) -> torch.Tensor | None:
-        """weight_l2 · Σ||W||² over the task model's weight matrices (not the embedders')."""
+    def penalty(self) -> torch.Tensor | None:
+        """weight_l2 · Σ||W||² over the task model's weight matrices (not the embedders'): the
+        model's own term of the objective's penalty (``contracts.regularization_penalty``)."""
         if not self.weight_l2:
             return None
         return self.weight_l2 * torch.stack([p.pow(2).sum() for p in self._matrices]).sum()
@@ -80,13 +81,6 @@ class Esim(torch.nn.Module):
                             self._compose(encoded_h, aligned_p, hypothesis_mask)], dim=-1)
         logits = self.classifier(self.output_layer(self.output_dropout(pooled)))  # (batch, 3)
         return self.head.output(logits, label)
-
-    def regularization_penalty(self) -> torch.Tensor | None:
-        """The embedders' penalty (the ELMo mixes' λ·||w||²) plus ``weight_penalty``: the
-        trainer adds it to the loss."""
-        penalties = [p for p in (self.embedder.regularization_penalty(), self.weight_penalty())
-                     if p is not None]
-        return sum(penalties) if penalties else None
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict]:
         return self.head.human_readable(output, batch, ("premise", "hypothesis"))

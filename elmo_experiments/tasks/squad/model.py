@@ -141,9 +141,6 @@ class Bidaf(torch.nn.Module):
             self.span_accuracy.add((spans == answer).all(-1).sum().item(), len(answer))
         return output
 
-    def regularization_penalty(self) -> torch.Tensor | None:
-        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
-        return self.embedder.regularization_penalty()
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict[str, Any]]:
         """Per question: its id, the predicted token span and the passage text it covers."""

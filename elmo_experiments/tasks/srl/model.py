@@ -72,9 +72,6 @@ class SrlTagger(torch.nn.Module):
             self.span_f1.update(gold, guess)
         return output
 
-    def regularization_penalty(self) -> torch.Tensor | None:
-        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
-        return self.embedder.regularization_penalty()
 
     def decode_tags(self, ids: list[int]) -> list[str]:
         return [self.vocab.token(self.label_namespace, i) for i in ids]

@@ -74,9 +74,6 @@ class Bcn(torch.nn.Module):
         logits = self.classifier(self.output_layer(self.integrator_dropout(pooled)))
         return self.head.output(logits, label)
 
-    def regularization_penalty(self) -> torch.Tensor | None:
-        """The embedders' penalty (the ELMo mixes' λ·||w||²): the trainer adds it to the loss."""
-        return self.embedder.regularization_penalty()
 
     def human_readable(self, output: dict[str, Any], batch: Batch) -> list[dict]:
         return self.head.human_readable(output, batch, ("tokens",))

@@ -17,13 +17,13 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from in_process import elmo_exp
 
 from elmo_experiments.config.registry import lookup
 from elmo_experiments.errors import DataError
@@ -421,23 +421,18 @@ def test_litbank_layout_with_an_empty_last_column(tmp_path: Path) -> None:
     assert document.entities == (((0, 1), (3, 3)),) and document.tokens == 4
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "elmo_experiments", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
-
-
 def test_score_coref_command(tmp_path: Path) -> None:
     key = _write(tmp_path / "key.conll.gz", _tale(KEY_CELLS))
     response = _write(tmp_path / "response.conll", _tale(RESPONSE_CELLS))
-    result = _cli("score", "coref", str(key), str(response))
+    result = elmo_exp("score", "coref", str(key), str(response))
     assert result.returncode == 0, result.stderr
     assert result.stdout == CLASSIC_REPORT
     bad = _write(tmp_path / "bad.conll", _tale([*RESPONSE_CELLS[:3], "(1x", *RESPONSE_CELLS[4:]]))
-    result = _cli("score", "coref", str(key), str(bad))
+    result = elmo_exp("score", "coref", str(key), str(bad))
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr == (f"error: {bad}:5: coreference column '(1x' is none of (N, N), (N), "
                              f"- or several of them\n")
-    result = _cli("score", "coref", str(key), str(tmp_path / "absent.conll"))
+    result = elmo_exp("score", "coref", str(key), str(tmp_path / "absent.conll"))
     assert result.returncode == 1 and "absent.conll: no such data file" in result.stderr
     assert result.stderr.count("\n") == 1
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from in_process import elmo_exp
 
 from elmo_experiments.config.registry import lookup
 from elmo_experiments.errors import DataError
@@ -256,10 +257,6 @@ def _write(path: Path, value: object) -> Path:
     return path
 
 
-def elmo_exp(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "elmo_experiments", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
-
 
 def test_read_squad_json(tmp_path: Path) -> None:
     questions = read_squad_json(_write(tmp_path / "dev.json.gz", DATA))
@@ -279,7 +276,9 @@ def test_version_warning(tmp_path: Path, caplog) -> None:
 def test_score_squad_command(tmp_path: Path) -> None:
     data = _write(tmp_path / "dev.json.gz", DATA)
     predictions = _write(tmp_path / "predictions.json", PREDICTIONS)
-    result = elmo_exp("score", "squad", str(data), str(predictions))
+    result = subprocess.run(  # a process of its own: its log's warning reaches stderr
+        [sys.executable, "-m", "elmo_experiments", "score", "squad", str(data), str(predictions)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("\n") == 1
     printed = json.loads(result.stdout)

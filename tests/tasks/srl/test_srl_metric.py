@@ -12,12 +12,12 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from in_process import elmo_exp
 
 from elmo_experiments.config.registry import lookup
 from elmo_experiments.errors import DataError
@@ -599,10 +599,6 @@ def test_random_labels_cover_the_rules() -> None:
 
 
 # --- the command line --------------------------------------------------------------------------
-
-def elmo_exp(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "elmo_experiments", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
 
 
 def test_score_srl_command(tmp_path: Path) -> None:
