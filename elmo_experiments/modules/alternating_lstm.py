@@ -54,42 +54,48 @@ class HighwayLstmLayer(torch.nn.Module):
         lengths = mask.sum(dim=1)
         if not self.go_forward:
             inputs = reverse_padded(inputs, lengths)
-        batch, seq, _ = inputs.shape
+        batch, _, _ = inputs.shape
         h = self.hidden
         projected = self.input_linearity(inputs)  # (batch, seq, 6h), all steps at once
-        state = inputs.new_zeros(batch, h)
-        memory = inputs.new_zeros(batch, h)
         keep = None
         if self.training and self.recurrent_dropout > 0.0:
             keep = keep_mask(inputs, (batch, h), self.recurrent_dropout)  # (batch, h)
         gates_x = projected[:, :, : GATES * h] + self.state_linearity.bias  # (batch, seq, 5h)
         highway_x = projected[:, :, GATES * h:]  # (batch, seq, h)
         if self.fused and not torch.is_autocast_enabled(inputs.device.type):
-            steps = HighwayLstmRecurrence.apply(
+            outputs = HighwayLstmRecurrence.apply(
                 gates_x.transpose(0, 1).contiguous(), highway_x.transpose(0, 1).contiguous(),
                 self.state_linearity.weight, mask.t()[:, :, None].to(inputs.dtype), keep,
-                mask.all(dim=0).tolist())  # (seq, batch, h)
-            stacked = steps.transpose(0, 1) * mask[:, :, None]  # (batch, seq, h)
-            return stacked if self.go_forward else reverse_padded(stacked, lengths)
-        # autograd's loop over the same equations. Each step's slices are taken once: a slice
-        # taken inside the loop would make its backward write the step's gradient into a zero
-        # tensor of the whole projection, seq times.
+                mask.all(dim=0).tolist()).transpose(0, 1)  # (batch, seq, h)
+        else:
+            outputs = self._loop(gates_x, highway_x, mask, keep)
+        stacked = outputs * mask[:, :, None]  # (batch, seq, h), zero at padding
+        return stacked if self.go_forward else reverse_padded(stacked, lengths)
+
+    def _loop(self, gates_x: torch.Tensor, highway_x: torch.Tensor, mask: torch.Tensor,
+              keep: torch.Tensor | None) -> torch.Tensor:
+        """Autograd's loop over the same equations (the reference; under autocast): each
+        step's y, (batch, seq, h). Each step's slices are taken once: a slice taken inside the
+        loop would make its backward write the step's gradient into a zero tensor of the whole
+        projection, seq times."""
+        h = self.hidden
+        state = gates_x.new_zeros(gates_x.shape[0], h)
+        memory = gates_x.new_zeros(gates_x.shape[0], h)
         gate_inputs, highway_inputs = gates_x.unbind(1), highway_x.unbind(1)  # seq x (batch, .)
         valid = mask.bool()[:, :, None].unbind(1)  # seq x (batch, 1): padding keeps the state
         weight_t = self.state_linearity.weight.t()  # (h, 5h)
         outputs = []
-        for t in range(seq):
-            gates = torch.addmm(gate_inputs[t], state, weight_t)  # (batch, 5h)
+        for gate_input, highway_input, real in zip(gate_inputs, highway_inputs, valid,
+                                                   strict=True):
+            gates = torch.addmm(gate_input, state, weight_t)  # (batch, 5h)
             i, f, _, o, r = gates.sigmoid().chunk(GATES, dim=-1)  # m's sigmoid is not used
             m = gates[:, 2 * h:3 * h].tanh()
             new_memory = torch.addcmul(f * memory, i, m)
-            output = o * new_memory.tanh()
-            output = torch.lerp(highway_inputs[t], output, r)  # r out + (1 - r) W_x x
-            memory = torch.where(valid[t], new_memory, memory)
-            state = torch.where(valid[t], output if keep is None else output * keep, state)
+            output = torch.lerp(highway_input, o * new_memory.tanh(), r)  # r out + (1-r) W_x x
+            memory = torch.where(real, new_memory, memory)
+            state = torch.where(real, output if keep is None else output * keep, state)
             outputs.append(output)
-        stacked = torch.stack(outputs, dim=1) * mask[:, :, None]  # (batch, seq, h)
-        return stacked if self.go_forward else reverse_padded(stacked, lengths)
+        return torch.stack(outputs, dim=1)
 
 
 class AlternatingLstm(torch.nn.Module):
