@@ -16,8 +16,8 @@ def keep_mask(like: torch.Tensor, shape: tuple[int, ...] | torch.Size, p: float
 
 class Dropout(torch.nn.Dropout):
     """``torch.nn.Dropout`` (same parameters and state) whose CPU mask is ``keep_mask``: one
-    product forward and one backward, 2.6x faster than torch's on the CPU (docs/speed.md).
-    Elsewhere, and in place, torch's own."""
+    product forward and one backward, cheaper than torch's ``bernoulli_`` mask on the CPU
+    (docs/speed.md). Elsewhere, and in place, torch's own."""
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         if (not self.training or self.p == 0.0 or self.p == 1.0 or self.inplace

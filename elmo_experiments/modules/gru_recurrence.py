@@ -6,9 +6,9 @@ pass. Here the input products of all steps are one product (autograd's); the for
 one product and five element-wise operations a step, into buffers made once, and keeps the
 gate activations; the backward pass takes every step's local derivatives at once, then runs
 the recurrence in reverse with one product and five element-wise operations a step, leaving
-the recurrent weight's gradient to one large product over all steps. On SQuAD's CPU-size
-shapes (batch 45, 45 cells) that is 1.3x torch's GRU, and at these widths torch's oneDNN LSTM
-is no faster than either (docs/speed.md). Gates are torch's [r, z, n]:
+the recurrent weight's gradient to one large product over all steps; on SQuAD's CPU-size
+shapes (batch 45, 45 cells) it is faster than torch's GRU (docs/speed.md). Gates are torch's
+[r, z, n]:
 
     r = sigmoid(x W_ir + b_ir + h W_hr + b_hr);  z = sigmoid(x W_iz + b_iz + h W_hz + b_hz)
     n = tanh(x W_in + b_in + r * (h W_hn + b_hn));  h' = (1 - z) * n + z * h
