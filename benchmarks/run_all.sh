@@ -17,6 +17,7 @@ declare -A RUNS=(  # name -> script and arguments
   [bench_tasks]="bench_tasks.py --sizes cpu --steps 6"
   [bench_tasks_paper]="bench_tasks.py --sizes paper --steps 4"
   [compare_tasks]="compare_tasks.py --before 3298c92 --rounds 3"
+  [bench_ops]="bench_ops.py --rounds 5"
   [bench_allennlp]="bench_allennlp.py --steps 6"  # with PYTHON=.venv-allennlp/bin/python (benchmarks/allennlp_env.sh)
   [bench_embed]="bench_embed.py --weights gutenberg --sentences 10000 100000 --threads 1 --interrupt 0.5"
 )

@@ -74,7 +74,8 @@ class HighwayLstmLayer(torch.nn.Module):
 
     def _loop(self, gates_x: torch.Tensor, highway_x: torch.Tensor, mask: torch.Tensor,
               keep: torch.Tensor | None) -> torch.Tensor:
-        """Autograd's loop over the same equations (the reference; under autocast): each
+        """Autograd's loop over the same equations (the reference, and the path under
+        autocast, where bf16 products meet fp32 states): each
         step's y, (batch, seq, h). Each step's slices are taken once: a slice taken inside the
         loop would make its backward write the step's gradient into a zero tensor of the whole
         projection, seq times."""
@@ -90,8 +91,8 @@ class HighwayLstmLayer(torch.nn.Module):
             gates = torch.addmm(gate_input, state, weight_t)  # (batch, 5h)
             i, f, _, o, r = gates.sigmoid().chunk(GATES, dim=-1)  # m's sigmoid is not used
             m = gates[:, 2 * h:3 * h].tanh()
-            new_memory = torch.addcmul(f * memory, i, m)
-            output = torch.lerp(highway_input, o * new_memory.tanh(), r)  # r out + (1-r) W_x x
+            new_memory = i * m + f * memory  # plain arithmetic: under autocast the dtypes mix
+            output = r * (o * new_memory.tanh()) + (1.0 - r) * highway_input
             memory = torch.where(real, new_memory, memory)
             state = torch.where(real, output if keep is None else output * keep, state)
             outputs.append(output)

@@ -103,3 +103,18 @@ def test_the_recurrence_equals_autograds_loop_in_training():
                                                    list(layer.parameters()))])
     for a, b in zip(*results, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_under_bf16_autocast_it_runs_autograds_loop_and_stays_near_fp32():
+    torch.manual_seed(8)
+    encoder = AlternatingLstm(input_dim=3, hidden_size=4, num_layers=2).train()
+    for layer in encoder.layers:
+        layer.recurrent_dropout = 0.0
+    inputs = torch.randn(2, 5, 3)
+    mask = torch.arange(5)[None, :] < torch.tensor([5, 3])[:, None]
+    exact = encoder(inputs, mask)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low = encoder(inputs, mask)  # bf16 products beside fp32 states
+    low.float().sum().backward()
+    assert all(torch.isfinite(p.grad).all() for p in encoder.parameters())
+    torch.testing.assert_close(low.float(), exact, rtol=0, atol=0.05)
