@@ -91,7 +91,7 @@ def train_step(setup: Setup, batch: Any) -> float:
 
 def padding_share(batch: Any) -> float:
     """The share of padded positions over all the batch's text fields' masks."""
-    masks = [m for m in batch.masks.values() if m.dtype == torch.bool or m.dim() >= 2]
+    masks = list(batch.masks.values())
     total = sum(m.numel() for m in masks)
     return 1.0 - sum(int(m.sum()) for m in masks) / total if total else 0.0
 

@@ -161,9 +161,7 @@ def summarize(sweep: Sweep, root: Path, statuses: list[dict[str, Any]], command:
                      "elmo_mixes": mean_mixes([e for _, e in runs]),
                      "embedded_sample": any(e["embedded_sample"] for _, e in runs),
                      "commits": sorted({e["code"] for _, e in runs}),
-                     "not_converged": sorted(seed for seed, e in runs if converged(e) is False),
-                     "convergence_unknown": sorted(seed for seed, e in runs
-                                                   if converged(e) is None)})
+                     "not_converged": sorted(seed for seed, e in runs if converged(e) is False)})
     shared: dict[tuple[str, float], dict[str, Any]] = {}
     for cell in sweep.cells:  # another sweep's runs: the tables look them up there
         if cell.same_as:
