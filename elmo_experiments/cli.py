@@ -189,7 +189,7 @@ RUN_ARGUMENT = click.argument("run_dir", metavar="RUN", type=click.Path(exists=T
 @click.option("--weights", default="best.pt", show_default=True, help="checkpoint in RUN_DIR")
 @DEVICE_OPTION
 @click.option("--predictions", type=click.Path(dir_okay=False), help="write JSON lines here")
-@click.option("--official-output", "--conlleval", "official_output",
+@click.option("--official-output", "official_output",
               type=click.Path(dir_okay=False),
               help="write the predictions in the official scorer's format here (the config's "
                    "dataset_metric: conlleval's `token gold predicted` lines for NER)")

@@ -32,10 +32,10 @@ from elmo_experiments.data.fields import (
 from elmo_experiments.data.files import iter_lines
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
-from elmo_experiments.models.label_output import LabelOutput
 from elmo_experiments.modules.documents import document_tokens
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.encoders import StackedLstm
+from elmo_experiments.modules.label_output import LabelOutput
 from elmo_experiments.modules.pooling import masked_mean
 
 WORDS = ["a", "b", "c", "d", "e", "f"]

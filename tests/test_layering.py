@@ -133,10 +133,9 @@ def test_no_import_cycles_within_a_folder_even_deferred() -> None:
 def test_the_core_imports_no_task_folder() -> None:
     """Task folders build on the core, never the reverse: nothing outside
     ``elmo_experiments/tasks/`` imports a task's modules (the registry and ``elmo-exp score``
-    find them through ``tasks.load_tasks``), so a new task folder needs no core edit. The
-    deprecated shims at the modules' old paths are the one exception."""
+    find them through ``tasks.load_tasks``), so a new task folder needs no core edit."""
     tasks = "elmo_experiments.tasks"
-    broken = [(module, imported) for module, path in MODULES.items()
-              if not module.startswith(tasks) and "moved_module(" not in path.read_text()
+    broken = [(module, imported) for module in MODULES
+              if not module.startswith(tasks)
               for imported in imports(module, deferred=True) if imported.startswith(tasks + ".")]
     assert broken == []

@@ -1,11 +1,10 @@
 """A task is one folder of ``elmo_experiments/tasks/``: found there (registry, ``elmo-exp
-score``, the tables), never listed; the modules' old paths still work for one release."""
+score``, the tables), never listed."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import re
 import sys
 import textwrap
 from pathlib import Path
@@ -22,24 +21,6 @@ from elmo_experiments.tasks import task_names
 SIX = ["coref", "ner", "snli", "squad", "srl", "sst5"]
 PACKAGE_TASKS = Path(elmo_experiments.tasks.__file__).parent
 
-# the old path -> the module it is now
-MOVED = {
-    "elmo_experiments.data.readers.conll2003": "elmo_experiments.tasks.ner.reader",
-    "elmo_experiments.data.readers.sst": "elmo_experiments.tasks.sst5.reader",
-    "elmo_experiments.data.readers.snli": "elmo_experiments.tasks.snli.reader",
-    "elmo_experiments.data.readers.squad": "elmo_experiments.tasks.squad.reader",
-    "elmo_experiments.data.readers.srl": "elmo_experiments.tasks.srl.reader",
-    "elmo_experiments.data.readers.coref": "elmo_experiments.tasks.coref.reader",
-    "elmo_experiments.data.srl_tags": "elmo_experiments.tasks.srl.tags",
-    "elmo_experiments.models.crf_tagger": "elmo_experiments.tasks.ner.model",
-    "elmo_experiments.models.bcn": "elmo_experiments.tasks.sst5.model",
-    "elmo_experiments.models.esim": "elmo_experiments.tasks.snli.model",
-    "elmo_experiments.models.bidaf": "elmo_experiments.tasks.squad.model",
-    "elmo_experiments.models.srl_tagger": "elmo_experiments.tasks.srl.model",
-    "elmo_experiments.models.coref": "elmo_experiments.tasks.coref.model",
-}
-
-
 def test_the_tasks_are_the_folders() -> None:
     folders = PACKAGE_TASKS.iterdir()
     assert task_names() == sorted(p.name for p in folders if (p / "__init__.py").is_file())
@@ -52,24 +33,6 @@ def test_the_tables_list_the_papers_tasks_in_its_order() -> None:
 
     assert task_order()[:6] == ["squad", "snli", "srl", "coref", "ner", "sst5"]
     assert task_order()[6:] == sorted(set(task_names()) - set(SIX))  # the others by name
-
-
-@pytest.mark.parametrize(("old", "new"), sorted(MOVED.items()))
-def test_an_old_module_path_warns_and_is_the_new_module(old: str, new: str,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, old, raising=False)
-    with pytest.warns(DeprecationWarning, match=re.escape(new)):
-        module = importlib.import_module(old)
-    assert module is importlib.import_module(new)
-
-
-@pytest.mark.parametrize(("task", "name"), [("ner", "Conlleval"), ("squad", "score_files"),
-                                            ("srl", "format_report"), ("coref", "ConllCoref")])
-def test_the_old_metric_modules_names_warn(task: str, name: str) -> None:
-    package = importlib.import_module(f"elmo_experiments.tasks.{task}")
-    with pytest.warns(DeprecationWarning, match=re.escape(f"tasks.{task}.metric")):
-        found = getattr(package, name)
-    assert found is getattr(importlib.import_module(f"elmo_experiments.tasks.{task}.metric"), name)
 
 
 def _module(folder: Path, name: str, text: str) -> None:

@@ -3,8 +3,3 @@ metric and `elmo-exp score coref`.
 
 reader.py, model.py, metric.py; components.py registers them (the framework imports it).
 """
-
-from elmo_experiments.deprecation import moved_names
-
-# the module elmo_experiments.tasks.coref of the previous release is metric.py now
-__getattr__ = moved_names(__name__, "elmo_experiments.tasks.coref.metric")

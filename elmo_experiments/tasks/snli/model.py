@@ -13,11 +13,11 @@ import torch
 from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, Spec, register
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
-from elmo_experiments.models.label_output import LabelOutput
 from elmo_experiments.modules.attention import align
 from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.feedforward import FeedForward
+from elmo_experiments.modules.label_output import LabelOutput
 from elmo_experiments.modules.pooling import masked_max, masked_mean
 
 

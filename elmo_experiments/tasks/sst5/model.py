@@ -21,11 +21,11 @@ from elmo_experiments.config.registry import (
 )
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
-from elmo_experiments.models.label_output import LabelOutput
 from elmo_experiments.modules.attention import align
 from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.stack import EmbedderStack
 from elmo_experiments.modules.feedforward import FeedForward
+from elmo_experiments.modules.label_output import LabelOutput
 from elmo_experiments.modules.pooling import (
     SelfAttentivePooling,
     masked_max,

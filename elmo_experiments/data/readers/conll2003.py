@@ -1,7 +1,0 @@
-"""Deprecated: moved to ``elmo_experiments.tasks.ner.reader`` (a task is one folder); this path
-goes in the next release."""
-
-from elmo_experiments.deprecation import moved_module
-from elmo_experiments.tasks.ner import reader as _moved
-
-moved_module(__name__, _moved)

@@ -1,1 +1,0 @@
-"""Task models, one file per task head."""
