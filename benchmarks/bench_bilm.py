@@ -34,11 +34,14 @@ from common import (
     synchronize,
 )
 
+from elmo_experiments import components
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm, write_random_weights
 from elmo_experiments.precision import native_bf16
+
+components.load()  # a script is an entry point: every component registered
 
 SIZES = {
     "original": BilmOptions(cell_dim=4096, projection_dim=512),

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from elmo_experiments import components
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.data.batching import InstanceLoader, index_instances
 from elmo_experiments.devices import trainer_device
@@ -27,6 +28,8 @@ from elmo_experiments.run import build_model, build_vocabulary
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.session import seed_everything
 from elmo_experiments.training.trainer import Trainer
+
+components.load()  # a script is an entry point: every component registered
 
 os.environ.setdefault(FORCE_BF16, "1")  # bf16 measured as asked, also where it is emulated
 

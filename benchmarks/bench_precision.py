@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from elmo_experiments import components
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.options import BilmOptions
 from elmo_experiments.bilm.pretrained import resolve_weights
@@ -28,6 +29,8 @@ from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm, write_random_weights
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.precision import FORCE_BF16, native_bf16
+
+components.load()  # a script is an entry point: every component registered
 
 os.environ.setdefault(FORCE_BF16, "1")  # bf16 measured as asked, also where it is emulated
 ROOT = Path(__file__).resolve().parents[1]

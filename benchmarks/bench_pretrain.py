@@ -43,11 +43,13 @@ from common import (
     training_flops,
 )
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
+from elmo_experiments import components
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.precision import autocast, grad_scaler, native_bf16
+
+components.load()  # a script is an entry point: every component registered
 
 ROOT = Path(__file__).resolve().parents[1]
 

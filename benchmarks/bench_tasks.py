@@ -32,6 +32,10 @@ import torch
 from common import add_peak_size_argument, matmul_peak
 from torch.utils.flop_counter import FlopCounterMode
 
+from elmo_experiments import components
+
+components.load()  # a script is an entry point: every component registered
+
 TASKS = ("ner", "sst5", "snli", "squad", "srl", "coref", "gap")
 
 

@@ -26,11 +26,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from elmo_experiments import components
 from elmo_experiments.bilm.pretraining.dry_run import dry_run
 from elmo_experiments.bilm.pretraining.run import pretrain
 from elmo_experiments.data.files import atomic_write_text
 from elmo_experiments.precision import cpu_name
 from elmo_experiments.version import code_version
+
+components.load()  # a script is an entry point: every component registered
 
 
 def measure(config: str, overrides: list[str], steps: int) -> dict[str, Any]:

@@ -24,7 +24,10 @@ from typing import Any
 
 import torch
 
+from elmo_experiments import components
 from elmo_experiments.bilm.options import BilmOptions
+
+components.load()  # a script is an entry point: every component registered
 
 TASKS = ("ner", "sst5", "snli", "squad", "srl", "coref")
 ORIGINAL = BilmOptions(cell_dim=4096, projection_dim=512)  # the paper's biLM (options.json)

@@ -14,12 +14,15 @@ from typing import Any
 
 import torch
 
+from elmo_experiments import components
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
 from elmo_experiments.bilm.elmo_embedder_compat import ElmoEmbedder
 from elmo_experiments.data.fields import TextField, target_fields, text_fields
 from elmo_experiments.errors import DataError
 from elmo_experiments.run import Assembled, load_run
+
+components.load()  # the Python API is an entry point: every component registered
 
 __all__ = ["Elmo", "ElmoEmbedder", "Predictor", "batch_to_ids", "load_archive"]
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from elmo_experiments import components
 from elmo_experiments.errors import ElmoError
 
 THREADS_HELP = ("torch compute threads (default: OMP_NUM_THREADS, else the CPUs this process "
@@ -59,6 +60,7 @@ class CommandsGroup(click.Group):
 @click.version_option(package_name="elmo-experiments")
 def cli() -> None:
     """Contextual word representations (ELMo) and the task models of Peters et al. (2018)."""
+    components.load()
 
 
 @cli.command()
@@ -377,9 +379,9 @@ class RegistryGroup(click.Group):
         self.category = category
 
     def _entries(self) -> dict[str, Any]:
-        from elmo_experiments import components  # noqa: F401  (fills the registry)
         from elmo_experiments.config.registry import entries
 
+        components.load()
         return entries(self.category)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -508,7 +510,7 @@ def sweep(spec: str, sweep_dir: str | None, cluster: str, workers: int | None,
         sweep_dir=sweep_dir, cluster=cluster, workers=workers, slurm_settings=slurm_settings,
         print_commands=print_commands, summary_only=summary_only, only=only, seeds=seeds,
         fractions=fractions, threads=threads, previous=previous,
-        activation_cache=activation_cache, force=force)
+        activation_cache=activation_cache, force=force, setup=components.load)
     status = run(spec, options, sys.argv[2:], out=lambda text: click.echo(text, nl=False),
                  err=lambda line: click.echo(line, err=True))
     if status:

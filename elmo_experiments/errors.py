@@ -23,6 +23,10 @@ class DataError(ElmoError):
     """Malformed or missing data; the message names the file and line."""
 
 
+class RegistryNotFilled(ElmoError):
+    """A component was looked up before ``elmo_experiments.components.load()`` ran."""
+
+
 class PluginError(ElmoError):
     """A user's module (``--include-package``, an installed plugin) that cannot be imported."""
 

@@ -70,8 +70,6 @@ def validate_experiment(
     With ``check_paths`` the data files must exist too (they are not read); without
     ``check_files``, the files the model reads (word vectors, biLM weights) need not.
     """
-    from elmo_experiments import components  # noqa: F401  (fills the registry)
-
     validator = Validator(check_files)
     values = validator.fields(config, EXPERIMENT_PARAMS, "")
     trainer = values.get("trainer") or {}

@@ -29,7 +29,10 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.util import minibatch
 
+from elmo_experiments import components
 from elmo_experiments.bilm.elmo_embedder_compat import DEFAULT_WEIGHTS, ElmoEmbedder
+
+components.load()  # spaCy's entry point into the package: every component registered
 
 if not Span.has_extension("elmo_score"):
     Span.set_extension("elmo_score", default=None)

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from elmo_experiments import components
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
 from elmo_experiments.contracts import human_readable, objective
 from elmo_experiments.data.batching import Batch, collate, index_instances
@@ -32,6 +33,8 @@ from elmo_experiments.modules.embedders.scalar_mix import ScalarMix
 from elmo_experiments.predict import evaluate_file, predict_lines
 from elmo_experiments.run import build_model, build_vocabulary, train
 from elmo_experiments.training.evaluation import evaluate
+
+components.load()  # an entry point for tests and plugins: every component registered
 
 CONTINUOUS_OUTPUTS = ("logits", "probabilities")  # compared row by row, within 1e-5
 

@@ -26,7 +26,10 @@ from pathlib import Path
 import pytest
 from fixture_models import TINY
 
+from elmo_experiments import components
 from elmo_experiments.bilm.weights import write_random_weights
+
+components.load()  # the suite is an entry point, as the CLI and elmo_experiments.api are
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from elmo_experiments.config.external import ExternalFiles
+from elmo_experiments.errors import ConfigError, ConfigValueError, RegistryNotFilled
 
 
 class _Required:
@@ -122,8 +123,6 @@ class Spec:
         missing = [name for name in self.entry.context if name not in context]
         if missing:
             raise TypeError(f"{self.path}: builder needs context {missing}")
-        from elmo_experiments.errors import ConfigError, ConfigValueError
-
         try:
             return self.entry.builder(**self.params, **{k: context[k] for k in self.entry.context})
         except ConfigValueError as error:  # a value the schema admits but the component refuses
@@ -131,6 +130,26 @@ class Spec:
 
 
 _REGISTRY: dict[str, dict[str, Entry]] = {}
+_FILLED = False  # set by elmo_experiments.components.load(), which the entry points call
+NOT_FILLED = ("the component registry is not filled yet: call elmo_experiments.components.load() "
+              "first (the elmo-exp command, elmo_experiments.api and elmo_experiments.testing "
+              "do it)")
+
+
+def mark_filled() -> None:
+    """Every component is registered: lookups may start."""
+    global _FILLED
+    _FILLED = True
+
+
+def filled() -> bool:
+    return _FILLED
+
+
+def _registry() -> dict[str, dict[str, Entry]]:
+    if not _FILLED:
+        raise RegistryNotFilled(NOT_FILLED)
+    return _REGISTRY
 
 
 def register(
@@ -157,11 +176,11 @@ def register(
 
 
 def categories() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(_registry())
 
 
 def entries(category: str) -> dict[str, Entry]:
-    return dict(_REGISTRY.get(category, {}))
+    return dict(_registry().get(category, {}))
 
 
 def suggest(word: str, options: list[str] | tuple[str, ...]) -> str:
@@ -172,7 +191,7 @@ def suggest(word: str, options: list[str] | tuple[str, ...]) -> str:
 
 def lookup(category: str, name: str) -> Entry | str:
     """The entry, or a one-line problem naming the known alternatives."""
-    known = _REGISTRY.get(category, {})
+    known = _registry().get(category, {})
     if name in known:
         return known[name]
     hint = suggest(name, sorted(known))

@@ -21,8 +21,6 @@ def configs_of_type(config: Any, kind: str) -> list[dict[str, Any]]:
 
 def declared_external_files() -> dict[str, ExternalFiles]:
     """Component type -> the external files it declares, over the whole registry."""
-    from elmo_experiments import components  # noqa: F401  (fills the registry)
-
     return {name: entry.external_files for category in categories()
             for name, entry in entries(category).items() if entry.external_files is not None}
 

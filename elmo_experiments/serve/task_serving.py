@@ -77,7 +77,6 @@ class TaskServing:
 
 def servings() -> dict[str, TaskServing]:
     """Every registered task's serving hooks, by task name."""
-    from elmo_experiments import components  # noqa: F401  (fills the registry)
     from elmo_experiments.config.registry import entries
 
     return {name: entry.builder() for name, entry in entries(CATEGORY).items()}

@@ -42,6 +42,7 @@ class SweepOptions:
     previous: str | None = None
     activation_cache: str | None = None
     force: bool = False
+    setup: Callable[[], None] | None = None  # each worker process calls it first (the registry)
 
 
 def slurm_parameters(pairs: Sequence[str]) -> dict[str, int | str]:
@@ -88,7 +89,7 @@ def sweep(spec: str, options: SweepOptions, arguments: Sequence[str],
     ran = dict(zip([c.name for c in own.cells],
                    run_sweep(own, root, options.cluster, options.workers,
                              slurm_parameters(options.slurm_settings), options.threads,
-                             options.force)
+                             options.force, options.setup)
                    if own.cells else [], strict=True))
 
     # the summary covers every cell of the spec: those left out this time keep their results,

@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -159,10 +160,13 @@ class CellJob:
     current batch, with ``last.pt`` at that point; then the job hands the signal on to
     submitit, which requeues it."""
 
-    def __init__(self, function: Any) -> None:
+    def __init__(self, function: Any, setup: Callable[[], None] | None = None) -> None:
         self.function = function
+        self.setup = setup  # run first in the job's process (e.g. fill the registry)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.setup is not None:
+            self.setup()
         result = self.function(*args, **kwargs)
         statuses = result if isinstance(result, list) else [result]
         stopped = [s["signal"] for s in statuses if s.get("signal")]
@@ -199,9 +203,11 @@ def executor_for(root: Path, cluster: str, slurm: dict[str, Any]) -> Any:
 
 def run_sweep(sweep: Sweep, root: Path, cluster: str = "local", workers: int | None = None,
               slurm: dict[str, Any] | None = None, threads: int | None = None,
-              force: bool = False) -> list[dict[str, Any]]:
+              force: bool = False, setup: Callable[[], None] | None = None
+              ) -> list[dict[str, Any]]:
     """Run every unfinished cell (twice at most: a job that died is resumed once); returns
-    one status per cell. ``threads``: torch threads per worker (local default: the CPUs this
+    one status per cell. ``setup`` runs first in each job's process (the CLI's: fill the
+    registry). ``threads``: torch threads per worker (local default: the CPUs this
     process may use, shared out between the workers). A cell whose config changed is
     ``changed`` and not run unless ``force`` (then trained afresh)."""
     root.mkdir(parents=True, exist_ok=True)
@@ -222,13 +228,13 @@ def run_sweep(sweep: Sweep, root: Path, cluster: str = "local", workers: int | N
         executor = executor_for(root, cluster, dict(slurm or {}))
         if cluster == "slurm":
             executor.update_parameters(slurm_array_parallelism=workers)
-            jobs = executor.map_array(CellJob(run_cell), [c for c, _ in pending],
+            jobs = executor.map_array(CellJob(run_cell, setup), [c for c, _ in pending],
                                       [d for _, d in pending], [None] * len(pending),
                                       [force] * len(pending))
             shares = [[item] for item in pending]
         else:
             shares = [pending[i::workers] for i in range(workers) if pending[i::workers]]
-            jobs = [executor.submit(CellJob(run_cells), share, threads, force)
+            jobs = [executor.submit(CellJob(run_cells, setup), share, threads, force)
                     for share in shares]
         for job, share in zip(jobs, shares, strict=True):
             try:

@@ -25,6 +25,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from elmo_experiments import components
+
+components.load()  # a script is an entry point: every component registered
+
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ("ner", "sst5", "snli", "squad", "srl", "coref")
 EXT_VARS = {"ner": {}, "sst5": {"ELMO_SIZE": "cpu"}, "snli": {"ELMO_SIZE": "cpu"},

@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from elmo_experiments import components
 from elmo_experiments.bilm.pretrained import (
     PINS_FILE,
     SHIPPED_ROOT,
@@ -35,6 +36,8 @@ from elmo_experiments.bilm.pretrained import (
 from elmo_experiments.bilm.pretraining.perplexity import perplexity
 from elmo_experiments.bilm.pretraining.run import export_run, validate_pretrain
 from elmo_experiments.data.files import atomic_write_text
+
+components.load()  # a script is an entry point: every component registered
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT_BYTES = 40_000_000

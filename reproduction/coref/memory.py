@@ -32,6 +32,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from elmo_experiments import components
+
+components.load()  # a script is an entry point: every component registered
+
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG = "experiments/coref_baseline.jsonnet"
 DEFAULT_OUT = ROOT / "reproduction" / "coref" / "results" / "memory.json"

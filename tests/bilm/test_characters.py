@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm.characters import (
     BOS_IDS,
     EOS_IDS,

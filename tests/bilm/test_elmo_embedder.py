@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm import pretrained
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder

@@ -531,7 +531,6 @@ SIZE_NAME = re.compile(r"(_dims?|_sizes?|^num_filters|_length|^n_layers|^cell_di
 def test_every_registered_size_has_bounds() -> None:
     """Every width, size, length or count of layers a component declares is bounded (a 0 is a
     config error with its dotted path, not PyTorch's ValueError at build time)."""
-    from elmo_experiments import components  # noqa: F401  (fills the registry)
     from elmo_experiments.config.registry import categories, entries
 
     unbounded = [f"{category}:{name}.{param.name}"
@@ -543,7 +542,6 @@ def test_every_registered_size_has_bounds() -> None:
 
 
 def test_bilm_architecture_sizes_are_validated() -> None:
-    from elmo_experiments import components  # noqa: F401  (fills the registry)
 
     validator = Validator()
     validator.component({"type": "bilm_lm", "cell_dim": 0, "projection_dim": 16,

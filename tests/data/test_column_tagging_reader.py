@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.fields import SequenceLabelField, TextField

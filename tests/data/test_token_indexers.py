@@ -7,7 +7,6 @@ from collections import Counter
 import numpy as np
 import torch
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.token_indexers import CharactersIndexer, SingleIdIndexer
 from elmo_experiments.data.vocabulary import Vocabulary

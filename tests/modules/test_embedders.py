@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.contracts import regularization_penalty
 from elmo_experiments.data.vocabulary import Vocabulary

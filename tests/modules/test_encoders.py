@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import torch
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.modules.dropout import VariationalDropout
 from elmo_experiments.modules.encoders import StackedLstm, reverse_padded

@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 import elmo_experiments.tasks
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.cli import cli
 from elmo_experiments.config import registry
 from elmo_experiments.tasks import task_names

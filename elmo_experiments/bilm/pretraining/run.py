@@ -86,8 +86,6 @@ RESERVED_SPLITS = ("train", "heldout", "counts")  # file names in the prepared c
 
 
 def validate_pretrain(config: dict[str, Any], source: str) -> dict[str, Any]:
-    from elmo_experiments import components  # noqa: F401  (fills the registry)
-
     validator = Validator()
     values = validator.fields(config, PRETRAIN_PARAMS, "")
     model = values.get("model")

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.pretraining.lm_data import SoftmaxVocabulary
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel

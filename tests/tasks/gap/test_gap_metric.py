@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.cli import cli
 from elmo_experiments.tasks.gap.metric import Counts, GapMetric, format_report, score_files
 from elmo_experiments.tasks.gap.reader import COLUMNS

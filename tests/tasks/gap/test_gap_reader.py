@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.errors import DataError
 from elmo_experiments.tasks.gap.reader import COLUMNS, GapReader
 

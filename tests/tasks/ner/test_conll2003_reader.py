@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from elmo_experiments import components  # noqa: F401  (fills the registry)
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.files import (
     DATA_DIR_VARIABLE,

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from elmo_experiments import components  # noqa: F401
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.tag_schemes import convert_tags
 from elmo_experiments.metrics.span_f1 import extract_chunks

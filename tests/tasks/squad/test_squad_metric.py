@@ -362,7 +362,6 @@ def test_score_squad_errors_are_one_line(tmp_path: Path) -> None:
 # --- the dataset metric ------------------------------------------------------------------------
 
 def test_squad_dataset_metric(tmp_path: Path) -> None:
-    from elmo_experiments import components  # noqa: F401
 
     entry = lookup("dataset_metric", "squad")
     assert not isinstance(entry, str)

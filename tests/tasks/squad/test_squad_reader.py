@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from elmo_experiments import components  # noqa: F401
 from elmo_experiments.config.loader import PROJECT_ROOT
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.batching import collate, index_instances

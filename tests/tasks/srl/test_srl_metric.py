@@ -649,7 +649,6 @@ def _instances(sentences: list[PropsSentence], predicted: list[PropsSentence]
 
 
 def test_dataset_metric_matches_the_files(tmp_path: Path) -> None:
-    from elmo_experiments import components  # noqa: F401
 
     entry = lookup("dataset_metric", "srl_eval")
     assert not isinstance(entry, str)
