@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from elmo_experiments.version import __version__ as __version__
+
 __all__ = ["Elmo", "ElmoEmbedder", "Predictor", "batch_to_ids", "load_archive"]
 
 

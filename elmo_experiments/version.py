@@ -7,8 +7,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from elmo_experiments import __version__
-
+__version__ = "0.1.0"  # as pyproject.toml says
 _ROOT = Path(__file__).resolve().parents[1]
 
 

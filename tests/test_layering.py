@@ -9,11 +9,9 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "elmo_experiments"
 
-# (importer, imported) pairs the rules still allow, to be removed (issue 40 item 4: the biLM
-# files a run reads come through one registry hook); the list may only shrink
-PENDING: set[tuple[str, str]] = set()
-# a folder of the package -> the folders it must not import from
-FORBIDDEN = {"elmo_experiments.training": ("elmo_experiments.bilm", "elmo_experiments.analysis")}
+# a folder of the package -> the folders it must not reach, through any chain of imports
+FORBIDDEN = {"elmo_experiments.training": ("elmo_experiments.bilm", "elmo_experiments.tasks",
+                                           "elmo_experiments.analysis")}
 
 
 def module_name(path: Path) -> str:
@@ -99,31 +97,42 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_training_imports_nothing_from_bilm_or_analysis() -> None:
-    broken: list[tuple[str, str]] = []
-    allowed: set[tuple[str, str]] = set()
-    for module in MODULES:
-        for folder, banned in FORBIDDEN.items():
-            if not module.startswith(folder + ".") and module != folder:
-                continue
-            for imported in imports(module, deferred=True):
-                if not imported.startswith(banned):
-                    continue
-                if (module, imported) in PENDING:
-                    allowed.add((module, imported))
-                else:
-                    broken.append((module, imported))
-    assert broken == []
-    assert allowed == PENDING  # an entry no longer needed goes from PENDING
+def reached(module: str) -> set[str]:
+    """Every package module ``module`` imports, directly or through others, deferred or not."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for other in imports(todo.pop(), deferred=True):
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    return seen
 
 
-def test_no_import_cycles_at_import_time() -> None:
-    assert cycles({module: imports(module, deferred=False) for module in MODULES}) == []
+def test_training_reaches_nothing_of_the_bilm_the_tasks_or_analysis() -> None:
+    """The trainer knows nothing of ELMo or of any task, at any depth of its imports."""
+    broken = {(module, other) for module in MODULES for folder, banned in FORBIDDEN.items()
+              if module == folder or module.startswith(folder + ".")
+              for other in reached(module) if other.startswith(banned)}
+    assert broken == set()
+
+
+def test_no_import_cycles_counting_imports_inside_functions() -> None:
+    """The registry is filled by the entry points (``components.load()``), so no module below
+    them imports ``components`` and no circle runs through it."""
+    assert cycles({module: imports(module, deferred=True) for module in MODULES}) == []
+
+
+def test_nothing_below_the_entry_points_imports_components() -> None:
+    entry_points = {"elmo_experiments.cli", "elmo_experiments.api", "elmo_experiments.testing",
+                    "elmo_experiments.spacy_components"}
+    importers = {module for module in MODULES
+                 if "elmo_experiments.components" in imports(module, deferred=True)}
+    assert importers <= entry_points
 
 
 def test_no_import_cycles_within_a_folder_even_deferred() -> None:
-    """A deferred import may reach back across folders (``experiment`` fills the registry from
-    ``components``), never within one folder (archive.py <-> run_identity.py was one)."""
+    """Not even two modules of one folder (archive.py <-> run_identity.py was one)."""
     graph = {module: {other for other in imports(module, deferred=True)
                       if other.rpartition(".")[0] == module.rpartition(".")[0]}
              for module in MODULES}

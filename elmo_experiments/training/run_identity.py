@@ -16,12 +16,11 @@ from typing import Any
 
 import torch
 
-from elmo_experiments import __version__
 from elmo_experiments.config.walk import external_configs, external_groups
 from elmo_experiments.data.files import read_json, sha256_of
 from elmo_experiments.errors import DataError
 from elmo_experiments.training.run_dir import write_json
-from elmo_experiments.version import code_version
+from elmo_experiments.version import __version__, code_version
 
 RUN_FILE = "run.json"
 
