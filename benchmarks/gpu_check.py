@@ -26,6 +26,7 @@ import torch
 
 from elmo_experiments import components
 from elmo_experiments.bilm.options import BilmOptions
+from elmo_experiments.contracts import Callback
 
 components.load()  # a script is an entry point: every component registered
 
@@ -49,7 +50,7 @@ class CycledLoader:
         return itertools.islice(itertools.chain.from_iterable(epochs), self.steps)
 
 
-class StepLog:
+class StepLog(Callback):
     """Trainer callback: each step's loss (from the running mean) and its end time."""
 
     def __init__(self, device: torch.device) -> None:
@@ -62,9 +63,6 @@ class StepLog:
         self.times.append(time.perf_counter())
         self.losses.append(batch * logs["loss"] - (batch - 1) * self._mean)
         self._mean = logs["loss"]
-
-    def on_epoch(self, epoch: int, record: dict[str, Any]) -> None:
-        """Nothing to keep at an epoch's end."""
 
 
 def train_steps(task: str, precision: str, steps: int, device: torch.device,

@@ -14,11 +14,8 @@ objective, so no model forwards its parts' penalties. Its modules may have ``cac
 depend on an activation cache that a resumed run refills), ``cache`` (the ``ActivationCache``
 that ``fill-cache`` fills) and ``mix_report()`` (the learned layer weights logged each epoch).
 
-A trainer callback must have ``on_start``, ``on_batch``, ``on_epoch`` and ``on_end``
-(``training.callbacks.Callback``). It may have ``set_batches_per_epoch(count)``, the step
-events ``on_before_backward``, ``on_after_backward``, ``on_before_optimizer_step`` and
-``on_after_optimizer_step``, and ``state_dict()``/``load_state_dict(state)`` (kept in
-``last.pt``, so a resumed run's callback continues where it was).
+A trainer callback subclasses ``Callback`` (below): one base class whose hooks do nothing
+until overridden, with ``state_dict()``/``load_state_dict(state)`` kept in ``last.pt``.
 
 The optional hooks are looked up here and nowhere else: the trainer, evaluation, prediction
 and the cache filler call the accessors below.
@@ -26,8 +23,9 @@ and the cache filler call the accessors below.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import torch
 
@@ -187,75 +185,54 @@ def mix_placements(model: torch.nn.Module) -> dict[str, bool]:
 
 
 # -- trainer callbacks ------------------------------------------------------------------------
-@runtime_checkable
-class NumbersBatches(Protocol):
-    """May: told the batches per epoch before training (to number batches run-wide)."""
+class Callback:
+    """What the trainer tells a callback: subclass it and override the hooks you need (each
+    does nothing here). ``state_dict``/``load_state_dict`` keep a callback's state in
+    ``last.pt`` (plain values and tensors: it is loaded with ``weights_only``), so a resumed
+    run's callback continues where it was; ``epoch_record`` adds entries to each epoch's record
+    (``metrics_epoch_N.json``, the best epoch's into ``metrics.json``) before it is written."""
 
-    def set_batches_per_epoch(self, count: int) -> None: ...
+    def on_start(self, run_dir: Path, config: dict[str, Any]) -> None:
+        """The run starts (or resumes) in ``run_dir`` with the resolved ``config``."""
 
+    def set_batches_per_epoch(self, count: int) -> None:
+        """Before training: the batches of an epoch (to number batches run-wide)."""
 
-@runtime_checkable
-class BeforeBackward(Protocol):
-    """May: the batch's objective (fp32, unscaled), before its backward pass."""
+    def on_batch(self, epoch: int, batch: int, logs: dict[str, float]) -> None:
+        """After each training batch: the running training figures."""
 
-    def on_before_backward(self, epoch: int, batch: int, loss: torch.Tensor) -> None: ...
+    def on_before_backward(self, epoch: int, batch: int, loss: torch.Tensor) -> None:
+        """The batch's objective (fp32, unscaled), before its backward pass."""
 
-
-@runtime_checkable
-class AfterBackward(Protocol):
-    """May: after a batch's backward pass (its gradients added to the step's)."""
-
-    def on_after_backward(self, epoch: int, batch: int) -> None: ...
-
-
-@runtime_checkable
-class BeforeOptimizerStep(Protocol):
-    """May: before the optimizer steps (gradients summed, clipped and finite)."""
+    def on_after_backward(self, epoch: int, batch: int) -> None:
+        """After a batch's backward pass (its gradients added to the step's)."""
 
     def on_before_optimizer_step(self, epoch: int, batch: int,
-                                 optimizer: torch.optim.Optimizer) -> None: ...
-
-
-@runtime_checkable
-class AfterOptimizerStep(Protocol):
-    """May: after the optimizer stepped (under fp16, a step the loss scaler skipped for an
-    overflow counts: the batches are reported skipped)."""
+                                 optimizer: torch.optim.Optimizer) -> None:
+        """Before the optimizer steps (gradients summed, clipped and finite)."""
 
     def on_after_optimizer_step(self, epoch: int, batch: int,
-                                optimizer: torch.optim.Optimizer) -> None: ...
+                                optimizer: torch.optim.Optimizer) -> None:
+        """After the optimizer stepped (under fp16, a step the loss scaler skipped for an
+        overflow counts: the batches are reported skipped)."""
 
+    def epoch_record(self, epoch: int) -> dict[str, Any]:
+        """Entries to add to epoch ``epoch``'s record (1-based), e.g. the learned mixes."""
+        return {}
 
-@runtime_checkable
-class Stateful(Protocol):
-    """May: state that ``last.pt`` keeps (plain values and tensors: it is loaded with
-    ``weights_only``) and a resumed run gives back."""
+    def on_epoch(self, epoch: int, metrics: dict[str, Any]) -> None:
+        """After each epoch: its record, as written to ``metrics_epoch_N.json``."""
 
-    def state_dict(self) -> dict[str, Any]: ...
+    def on_end(self, metrics: dict[str, Any]) -> None:
+        """The run finished: ``metrics.json``'s content."""
 
-    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+    def state_dict(self) -> dict[str, Any]:
+        return {}
 
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Take back what ``state_dict`` gave (a resumed run)."""
 
-Hook = TypeVar("Hook")
-
-
-def with_hook(callbacks: Iterable[Any], hook: type[Hook]) -> list[Hook]:
-    """The callbacks that have the optional ``hook`` (one of the Protocols above), in order."""
-    return [callback for callback in callbacks if isinstance(callback, hook)]
-
-
-@runtime_checkable
-class AddsToRecord(Protocol):
-    """A callback that adds entries to each epoch's record before the trainer writes it
-    (``metrics_epoch_N.json``, ``last.pt``'s history) and hands it to ``on_epoch``; e.g. the
-    learned mixes (``analysis/mix_log.py``)."""
-
-    def epoch_record(self, epoch: int) -> dict[str, Any]: ...
-
-
-def epoch_additions(callbacks: list[Any], epoch: int) -> dict[str, Any]:
-    """What the callbacks add to epoch ``epoch``'s record (1-based), in their order."""
-    added: dict[str, Any] = {}
-    for callback in callbacks:
-        if isinstance(callback, AddsToRecord):
-            added.update(callback.epoch_record(epoch))
-    return added
+    @property
+    def stateful(self) -> bool:
+        """Whether the callback keeps state (it overrides ``state_dict``)."""
+        return type(self).state_dict is not Callback.state_dict

@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.analysis.mix_log import mix_logs
 from elmo_experiments.config.loader import load_config
 from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import Spec
@@ -30,6 +29,7 @@ from elmo_experiments.errors import DataError, RunDirError
 from elmo_experiments.experiment import Experiment, validate_experiment
 from elmo_experiments.faults import fault_point
 from elmo_experiments.metrics.metric import DatasetMetric
+from elmo_experiments.modules.embedders.mixes import mix_logs
 from elmo_experiments.training.archive import extract_archive, loading_config, write_archive
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.distributed import global_settings, sharded, world_from_env

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.analysis.mixes import MixWeights, config_at_input, mix_weights
 from elmo_experiments.data.files import atomic_write, read_json
 from elmo_experiments.errors import ConfigError, DataError, ElmoError
+from elmo_experiments.modules.embedders.mixes import MixWeights, config_at_input, mix_weights
 
 WHAT = ("curves", "layers", "both")
 FORMATS = (".png", ".pdf", ".svg")

@@ -7,27 +7,18 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from elmo_experiments.config.registry import Param, register
+from elmo_experiments.contracts import Callback
 from elmo_experiments.data.files import write_error
+
+__all__ = ["Callback", "JsonlLog", "TensorBoardLog", "WandbCallback"]
 
 logger = logging.getLogger(__name__)
 
 
-class Callback(Protocol):
-    """Hooks the trainer calls; every method is optional in spirit but present here."""
-
-    def on_start(self, run_dir: Path, config: dict[str, Any]) -> None: ...
-
-    def on_batch(self, epoch: int, batch: int, logs: dict[str, float]) -> None: ...
-
-    def on_epoch(self, epoch: int, metrics: dict[str, Any]) -> None: ...
-
-    def on_end(self, metrics: dict[str, Any]) -> None: ...
-
-
-class JsonlLog:
+class JsonlLog(Callback):
     """Appends one JSON object per event to ``log.jsonl`` in the run directory."""
 
     def __init__(self, every: int = 10) -> None:
@@ -60,14 +51,14 @@ class JsonlLog:
         self._write("end", metrics=metrics)
 
 
-class TensorBoardLog:
+class TensorBoardLog(Callback):
     """TensorBoard events in ``RUN_DIR/tensorboard/``; a one-line warning and nothing else
     when the ``tensorboard`` package is missing.
 
     ``batch/*``: the running training loss (and watched metric) every ``every`` batches, at
     the run-wide batch number. ``training/*``, ``validation/*``, ``epoch/*`` (learning rate,
     duration): every numeric figure of an epoch's record, at the epoch number (the learned
-    mixes' ``elmo/*`` go through its ``writer``: ``analysis/mix_log.py``). Steps are absolute, so a
+    mixes go through its ``writer``: ``modules/embedders/mixes.py``). Steps are absolute, so a
     resumed run continues them; its new event file hides the earlier file's events from the
     batch it resumes at on (those batches are trained again).
     """
@@ -126,13 +117,16 @@ class TensorBoardLog:
             self.writer = None
 
 
-class WandbCallback:
-    """Logs to Weights & Biases, offline unless ``mode`` says otherwise; skipped if absent."""
+class WandbCallback(Callback):
+    """Logs to Weights & Biases, offline unless ``mode`` says otherwise; skipped if absent. A
+    run resumed with ``--recover`` goes on logging into the same W&B run (its id is kept in
+    ``last.pt``)."""
 
     def __init__(self, project: str = "elmo-experiments", mode: str = "offline",
                  name: str | None = None, tags: list[str] | None = None) -> None:
         self.settings = {"project": project, "mode": mode, "name": name, "tags": tags}
         self.run: Any = None
+        self.run_id: str | None = None
 
     def on_start(self, run_dir: Path, config: dict[str, Any]) -> None:
         try:
@@ -140,7 +134,16 @@ class WandbCallback:
         except ImportError:
             logger.warning("wandb is not installed; the wandb callback does nothing")
             return
-        self.run = wandb.init(dir=str(run_dir), config=config, reinit=True, **self.settings)
+        resume = {"id": self.run_id, "resume": "allow"} if self.run_id else {}
+        self.run = wandb.init(dir=str(run_dir), config=config, reinit=True, **resume,
+                              **self.settings)
+        self.run_id = self.run.id
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.run_id = state.get("run_id")
 
     def on_batch(self, epoch: int, batch: int, logs: dict[str, float]) -> None:
         if self.run is not None and batch % 10 == 0:

@@ -202,8 +202,9 @@ def summary(trainer: Trainer, best: dict[str, Any]) -> dict[str, Any]:
         "epoch_durations_s": [r["duration_s"] for r in state.history],
         "code": code_version(),  # the code that finished the run (each start is in out.log)
     }
-    if "elmo_mixes" in best:
-        metrics["elmo_mixes"] = best["elmo_mixes"]
+    metrics.update({key: value for key, value in best.items()  # what callbacks added (e.g.
+                    if key not in ("epoch", "duration_s", "lr")  # the learned mixes)
+                    and not key.startswith(("training_", "validation_"))})
     for key, value in best.items():
         if key.startswith("validation_"):
             metrics[f"best_{key}"] = value

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, positive, suggest
-from elmo_experiments.contracts import caches_in_use, epoch_additions, objective
+from elmo_experiments.contracts import Callback, caches_in_use, objective
 from elmo_experiments.devices import DEVICE_DOC
 from elmo_experiments.errors import ConfigError, TrainingStopped
 from elmo_experiments.faults import fault_point
@@ -28,7 +28,6 @@ from elmo_experiments.precision import AMP_CHOICES, autocast, effective_precisio
 from elmo_experiments.progress import progress
 from elmo_experiments.training.accumulation import AccumulatedStep
 from elmo_experiments.training.callback_events import CallbackEvents
-from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.distributed import (
     SINGLE,
     World,
@@ -506,7 +505,7 @@ class Trainer:
                   "lr": self.optimizer.param_groups[0]["lr"],
                   **{f"training_{k}": _to_float(v) for k, v in train_metrics.items()},
                   **{f"validation_{k}": _to_float(v) for k, v in (validation or {}).items()}}
-        record.update(epoch_additions(self.callbacks, epoch + 1))  # e.g. the learned mixes
+        record.update(self.events.epoch_record(epoch + 1))  # e.g. the learned mixes
         if self._is_better(value):
             self.state.best_value, self.state.best_epoch = value, epoch + 1
             self.state.bad_epochs = 0

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import torch
 
+from elmo_experiments.contracts import Callback
 from elmo_experiments.errors import TrainingStopped
 from elmo_experiments.run import train
 
@@ -21,7 +22,7 @@ FAST = ["trainer.num_epochs=3", "trainer.patience=null", "trainer.progress_bar=f
 EVENTS = ("batch", "epoch", "before_backward", "after_backward", "before_step", "after_step")
 
 
-class Counting:
+class Counting(Callback):
     """Counts every event, and sums the losses it was shown before backward."""
 
     def __init__(self) -> None:
@@ -33,17 +34,11 @@ class Counting:
         self.counts[event] += 1
         self.order.append(event)
 
-    def on_start(self, run_dir: Path, config: dict[str, Any]) -> None:
-        pass
-
     def on_batch(self, epoch: int, batch: int, logs: dict[str, float]) -> None:
         self._saw("batch")
 
     def on_epoch(self, epoch: int, metrics: dict[str, Any]) -> None:
         self._saw("epoch")
-
-    def on_end(self, metrics: dict[str, Any]) -> None:
-        pass
 
     def on_before_backward(self, epoch: int, batch: int, loss: torch.Tensor) -> None:
         self._saw("before_backward")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from elmo_experiments.contracts import Callback
 from elmo_experiments.run import train
 from elmo_experiments.training.moving_average import MovingAverage
 from elmo_experiments.training.run_dir import load_checkpoint
@@ -65,19 +66,10 @@ def test_evaluation_and_best_use_the_average_training_does_not(tmp_path):
     assert not torch.equal(last["model"][name], shadows[name])  # last.pt: the raw weights
 
 
-class StopAfterEpoch:
-    def on_start(self, run_dir, config):
-        pass
-
-    def on_batch(self, epoch, batch, logs):
-        pass
-
+class StopAfterEpoch(Callback):
     def on_epoch(self, epoch, metrics):
         if epoch == 1:
             raise KeyboardInterrupt
-
-    def on_end(self, metrics):
-        pass
 
 
 def test_an_interrupted_averaged_run_recovers_exactly(tmp_path):

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from elmo_experiments import progress as progress_module
-from elmo_experiments.analysis.mixes import config_at_input, mix_weights, placement_names
+from elmo_experiments.contracts import Callback
+from elmo_experiments.modules.embedders.mixes import config_at_input, mix_weights, placement_names
 from elmo_experiments.progress import progress
 from elmo_experiments.run import train
 from elmo_experiments.training.callbacks import TensorBoardLog
@@ -48,25 +49,16 @@ def batch_steps(epochs: int, per_epoch: int) -> list[int]:
     return [s for s in range(1, epochs * per_epoch + 1) if s % EVERY == 0]
 
 
-class StopAt:
+class StopAt(Callback):
     """Raises KeyboardInterrupt at batch ``batch`` of epoch ``epoch`` (0-based): a crash
     after the epoch before it was saved."""
 
     def __init__(self, epoch: int, batch: int) -> None:
         self.epoch, self.batch = epoch, batch
 
-    def on_start(self, run_dir, config):
-        pass
-
     def on_batch(self, epoch, batch, logs):
         if (epoch, batch) == (self.epoch, self.batch):
             raise KeyboardInterrupt
-
-    def on_epoch(self, epoch, metrics):
-        pass
-
-    def on_end(self, metrics):
-        pass
 
 
 @pytest.fixture(autouse=True)
@@ -217,7 +209,6 @@ def test_progress_is_coarse_off_a_terminal_and_a_bar_on_one() -> None:
     terminal = Terminal()
     assert list(progress(range(5), total=5, stream=terminal)) == list(range(5))
     assert "\r" in terminal.getvalue()  # tqdm's bar
-
 
 
 def test_a_long_loop_ends_with_a_last_line(monkeypatch) -> None:

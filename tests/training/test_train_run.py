@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from elmo_experiments.contracts import Callback
 from elmo_experiments.errors import RunDirError
 from elmo_experiments.run import train
 
@@ -17,15 +18,12 @@ FAST = ["trainer.num_epochs=4", "trainer.patience=null", "trainer.progress_bar=f
         "data_loader.batch_size=4"]
 
 
-class StopAt:
+class StopAt(Callback):
     """Raises KeyboardInterrupt at a given epoch (in its ``on_epoch``, before its
     checkpoint: the epoch is trained again) or batch."""
 
     def __init__(self, epoch: int, batch: int | None = None) -> None:
         self.epoch, self.batch = epoch, batch
-
-    def on_start(self, run_dir, config):
-        pass
 
     def on_batch(self, epoch, batch, logs):
         if self.batch is not None and epoch == self.epoch and batch == self.batch:
@@ -34,9 +32,6 @@ class StopAt:
     def on_epoch(self, epoch, metrics):
         if self.batch is None and epoch == self.epoch:
             raise KeyboardInterrupt
-
-    def on_end(self, metrics):
-        pass
 
 
 def _comparable(metrics: dict) -> dict:
