@@ -1,4 +1,4 @@
-"""The package's layering rules (README, "Layout"), checked over the source's import
+"""The package's layering rules (README, "Architecture"), checked over the source's import
 statements (no import is run): deferred imports inside functions count as dependencies."""
 
 from __future__ import annotations
