@@ -47,11 +47,17 @@ def _mean(rows: np.ndarray) -> np.ndarray:
 
 
 def _span_vector(span: Span) -> np.ndarray:
-    return _mean(span.doc.tensor[span.start: span.end])
+    return _mean(span.doc.tensor[[t.i for t in span if not t.is_space]])
 
 
 def _doc_vector(doc: Doc) -> np.ndarray:
-    return _mean(doc.tensor)
+    return _mean(doc.tensor[[t.i for t in doc if not t.is_space]])
+
+
+def _batch_size(name: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name}: batch_size must be a positive integer, got {value!r}")
+    return value
 
 
 def _token_vector(token: Any) -> np.ndarray:
@@ -72,9 +78,14 @@ class ElmoComponent:
         if layers is not None and (not layers or any(not 0 <= i < count for i in layers)):
             raise ValueError(f"{name}: layers must be layer indices 0 to {count - 1}")
         self.layers = layers
-        self.mix = None if mix is None else np.asarray(mix, dtype=np.float32)
-        self.gamma = float(gamma)
-        self.batch_size = batch_size
+        with np.errstate(over="ignore"):
+            self.mix = None if mix is None else np.asarray(mix, dtype=np.float32)
+            self.gamma = np.float32(gamma)
+        if not np.isfinite(self.gamma) or (self.mix is not None and not np.isfinite(
+                self.mix).all()):
+            raise ValueError(f"{name}: mix and gamma must be finite float32 numbers, got "
+                             f"mix {mix} and gamma {gamma}")
+        self.batch_size = _batch_size(name, batch_size)
 
     @property
     def dim(self) -> int:
@@ -86,7 +97,7 @@ class ElmoComponent:
     def vectors(self, layers: np.ndarray) -> np.ndarray:
         """(layers, tokens, dim) -> (tokens, width) as configured."""
         if self.mix is not None:
-            return self.gamma * np.tensordot(self.mix, layers, axes=1)
+            return float(self.gamma) * np.tensordot(self.mix, layers, axes=1)
         if self.layers is not None:
             return np.concatenate([layers[i] for i in self.layers], axis=-1)
         return layers.mean(axis=0)
@@ -95,11 +106,19 @@ class ElmoComponent:
         return next(iter(self.pipe([doc])))
 
     def pipe(self, docs: Iterable[Doc], batch_size: int | None = None) -> Iterator[Doc]:
-        for batch in minibatch(docs, size=batch_size or self.batch_size):
-            arrays = self.embedder.embed_batch([[t.text for t in doc] for doc in batch])
-            for doc, layers in zip(batch, arrays, strict=True):
-                doc.tensor = np.ascontiguousarray(self.vectors(layers), dtype=np.float32) \
-                    if len(doc) else np.zeros((0, self.dim), dtype=np.float32)
+        """Each doc's words through the biLM, as ``ElmoEmbedder`` embeds them: whitespace
+        tokens are left out of its input and get zero vectors (doc and span vectors average
+        the words)."""
+        size = self.batch_size if batch_size is None else _batch_size(self.name, batch_size)
+        for batch in minibatch(docs, size=size):
+            words = [[t.i for t in doc if not t.is_space] for doc in batch]
+            arrays = self.embedder.embed_batch([[doc[i].text for i in kept]
+                                                for doc, kept in zip(batch, words, strict=True)])
+            for doc, kept, layers in zip(batch, words, arrays, strict=True):
+                tensor = np.zeros((len(doc), self.dim), dtype=np.float32)
+                if kept:
+                    tensor[kept] = self.vectors(layers)
+                doc.tensor = tensor
                 doc.user_token_hooks["vector"] = _token_vector
                 doc.user_span_hooks["vector"] = _span_vector
                 doc.user_hooks["vector"] = _doc_vector
@@ -130,14 +149,16 @@ class ElmoTagger:
             raise ValueError(f"{name}: a {self.model.task} model reads pairs of texts, not "
                              f"one doc")
         self.serving = serving
-        self.limits = Limits(max_items=10**6, max_chars=10**9, max_tokens=10**6)
-        self.batch_size = batch_size
+        self.limits = Limits(max_items=10**6, max_chars=10**9, max_tokens=10**6,
+                             max_token_chars=10**9)  # a doc is not a request: no size limits
+        self.batch_size = _batch_size(name, batch_size)
 
     def __call__(self, doc: Doc) -> Doc:
         return next(iter(self.pipe([doc])))
 
     def pipe(self, docs: Iterable[Doc], batch_size: int | None = None) -> Iterator[Doc]:
-        for batch in minibatch(docs, size=batch_size or self.batch_size):
+        size = self.batch_size if batch_size is None else _batch_size(self.name, batch_size)
+        for batch in minibatch(docs, size=size):
             yield from self._apply(list(batch))
 
     def _apply(self, docs: list[Doc]) -> list[Doc]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.serve.models import Embedder, Limits, RequestError, ServedModel
+from elmo_experiments.serve.task_serving import plain_text
 
 STATIC = Path(__file__).resolve().parent / "static"
 logger = logging.getLogger(__name__)
@@ -85,12 +86,14 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
                         request.method, request.url.path)
             raise RequestError("body", "the client hung up", 400) from None
         try:
-            return json.loads(data.decode("utf-8"))
+            body = json.loads(data.decode("utf-8"))
         except RecursionError:
             raise RequestError("body", "JSON nested too deeply (thousands of levels) to "
                                        "read") from None
         except (UnicodeDecodeError, ValueError) as exc:
             raise RequestError("body", f"not JSON ({str(exc).splitlines()[0]})") from None
+        plain_text(body)
+        return body
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:

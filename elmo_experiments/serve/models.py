@@ -11,6 +11,7 @@ Nothing here needs the web framework: ``app.py`` maps ``RequestError`` to a 4xx 
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Callable
@@ -258,7 +259,12 @@ class Embedder:
         out = []
         for tokens, array in zip(sentences, arrays, strict=True):
             if mix is not None:
-                vectors = gamma * np.tensordot(np.asarray(mix, dtype=np.float32), array, axes=1)
+                with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+                    vectors = gamma * np.tensordot(np.asarray(mix, dtype=np.float32), array,
+                                                   axes=1)
+                if not np.isfinite(vectors).all():
+                    raise RequestError("mix", "the mixed vectors overflow float32: the weights "
+                                              "(times gamma) are too large")
             else:
                 vectors = array[layers]
             out.append({"tokens": tokens, "vectors": vectors.tolist()})
@@ -267,12 +273,27 @@ class Embedder:
                 "embeddings": out}
 
 
+def _number(value: Any, field: str) -> float:
+    """A finite JSON number (not a boolean) as a float."""
+    try:
+        number = float(value) if isinstance(value, int | float) and not isinstance(
+            value, bool) else math.nan
+    except OverflowError:  # an integer beyond any float
+        number = math.inf
+    if not math.isfinite(number):
+        raise RequestError(field, f"must be a finite number, got {str(value)[:40]}")
+    return number
+
+
 def _selection(body: dict[str, Any], num_layers: int
                ) -> tuple[list[int], list[float] | None, float]:
     """``layers`` (indices, default all) or ``mix`` (one weight per layer, softmax-normalised
-    when ``normalize`` is true) and ``gamma``."""
+    when ``normalize`` is true) and ``gamma`` (the mix's scale)."""
     if "layers" in body and "mix" in body:
         raise RequestError("mix", "give layers or mix, not both")
+    for key in ("normalize", "gamma"):
+        if key in body and "mix" not in body:
+            raise RequestError(key, "applies to a mix: give mix too, or leave it out")
     layers = body.get("layers", list(range(num_layers)))
     if layers == "all":
         layers = list(range(num_layers))
@@ -283,15 +304,13 @@ def _selection(body: dict[str, Any], num_layers: int
                                      f"{num_layers - 1}")
     mix = body.get("mix")
     if mix is not None:
-        if not isinstance(mix, list) or len(mix) != num_layers or not all(
-                isinstance(w, (int, float)) and not isinstance(w, bool) and np.isfinite(w)
-                for w in mix):
+        if not isinstance(mix, list) or len(mix) != num_layers:
             raise RequestError("mix", f"must be a list of {num_layers} numbers (one weight "
                                       f"per layer)")
-        mix = [float(w) for w in mix]
-        if body.get("normalize", False) is True:
+        mix = [_number(w, f"mix[{i}]") for i, w in enumerate(mix)]
+        normalize = body.get("normalize", False)
+        if not isinstance(normalize, bool):
+            raise RequestError("normalize", f"must be true or false, got {normalize!r}")
+        if normalize:
             mix = torch.softmax(torch.tensor(mix), dim=0).tolist()
-    gamma = body.get("gamma", 1.0)
-    if not isinstance(gamma, (int, float)) or isinstance(gamma, bool) or not np.isfinite(gamma):
-        raise RequestError("gamma", "must be a number")
-    return layers, mix, float(gamma)
+    return layers, mix, _number(body.get("gamma", 1.0), "gamma")

@@ -38,6 +38,7 @@ class Limits:
     max_items: int = 64  # texts or instances per request
     max_chars: int = 20_000  # per text
     max_tokens: int = 512  # per token list (and per tokenised sentence for /embed)
+    max_token_chars: int = 200  # per token of a token list
     timeout_s: float = 60.0  # a request not answered by then gets 504
     max_queue: int = 16  # requests in flight at once; more get 503 at once
     chunk_instances: int = 8  # instances predicted per turn at a model (a short request
@@ -108,16 +109,45 @@ def tokens(value: Any, field: str, limits: Limits) -> list[str]:
     if len(value) > limits.max_tokens:
         raise RequestError(field, f"{len(value)} tokens, over the limit of {limits.max_tokens}",
                            413)
-    if any(not t or len(t) > 200 or any(c.isspace() for c in t) for t in value):
-        raise RequestError(field, "tokens must be non-empty, without spaces, at most 200 "
-                                  "characters")
+    if any(not t or len(t) > limits.max_token_chars or any(c.isspace() for c in t)
+           for t in value):
+        raise RequestError(field, f"tokens must be non-empty, without spaces, at most "
+                                  f"{limits.max_token_chars} characters")
     return value
+
+
+def one_of(item: dict[str, Any], where: str, *keys: str) -> None:
+    """A request item gives at most one of ``keys`` (two ways to give one input)."""
+    given = [key for key in keys if key in item]
+    if len(given) > 1:
+        raise RequestError(f"{where}{given[1]}", f"give {' or '.join(keys)}, not both")
+
+
+def plain_text(value: Any) -> None:
+    """Every string of a parsed JSON body (keys too) is Unicode text: JSON's ``\\ud800``
+    escapes decode to lone surrogates, which no tokenizer or encoder takes."""
+    stack = [value]
+    while stack:
+        found = stack.pop()
+        if isinstance(found, dict):
+            stack.extend(found.keys())
+            stack.extend(found.values())
+        elif isinstance(found, list):
+            stack.extend(found)
+        elif isinstance(found, str):
+            try:
+                found.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise RequestError("body", f"a string holds a lone surrogate "
+                                           f"({found[error.start]!a}), which is not Unicode "
+                                           f"text") from None
 
 
 def sentences(item: dict[str, Any], where: str, limits: Limits) -> list[list[str]]:
     """The tokenised sentences of ``text`` (split as in training) or the one of ``tokens``."""
     from elmo_experiments.data.tokenizers import split_sentences
 
+    one_of(item, where, "text", "tokens")
     if "tokens" in item:
         found = tokens(item["tokens"], f"{where}tokens", limits)
         return [found] if found else []

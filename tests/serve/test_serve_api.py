@@ -176,6 +176,44 @@ def test_json_nested_thousands_deep_is_a_400_in_one_line(
     assert not [r for r in caplog.records if r.exc_info]  # no traceback in the log
 
 
+def test_embed_numbers_beyond_float_and_overflowing_mixes_are_400s(client: TestClient) -> None:
+    """Every number of a mix is checked as a float (a 400-digit integer is not one), and a mix
+    whose vectors overflow is refused rather than answered with infinities."""
+    for body, error in (
+            ({"mix": [10**400, 1, 1]}, "mix[0]: must be a finite number, got 1000000"),
+            ({"mix": [1, 1, 1], "gamma": 10**400}, "gamma: must be a finite number, got 1000"),
+            ({"mix": [1e308, 1e308, 1e308]}, "mix: the mixed vectors overflow float32: the "
+                                             "weights (times gamma) are too large"),
+            ({"mix": [1, 1, 1], "normalize": "yes"}, "normalize: must be true or false, got "
+                                                     "'yes'"),
+            ({"layers": [0], "gamma": 2.0}, "gamma: applies to a mix: give mix too, or leave "
+                                            "it out"),
+            ({"normalize": True}, "normalize: applies to a mix: give mix too, or leave it out")):
+        response = client.post("/embed", json={"tokens": [["a", "b"]], **body})
+        assert response.status_code == 400
+        assert response.json()["error"].startswith(error), response.json()
+
+
+@pytest.mark.parametrize("body", [b'{"text": "\\ud800 Paris"}', b'{"\\udfff": "Paris"}',
+                                  b'{"texts": ["a", ["b\\udbff"]]}'])
+def test_a_lone_surrogate_anywhere_in_a_body_is_a_400(client: TestClient, body: bytes,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    response = client.post("/predict/ner", content=body)
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("body: a string holds a lone surrogate ('\\ud")
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"text": "Anna lives in Paris.", "tokens": ["Anna"]}, "tokens"),
+    ({"instances": [{"tokens": ["a"], "text": "b"}]}, "instances[0].tokens")])
+def test_two_ways_to_give_one_input_are_refused(client: TestClient, body: dict,
+                                                field: str) -> None:
+    response = client.post("/predict/ner", json=body)
+    assert response.status_code == 400
+    assert response.json()["error"] == f"{field}: give text or tokens, not both"
+
+
 def test_elmo_exp_serve_from_the_command_line(archive_of, tmp_path: Path) -> None:
     """The command itself: uvicorn serves the archive; bad JSON is a 400 and it carries on."""
     import os

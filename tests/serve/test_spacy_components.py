@@ -79,6 +79,41 @@ def test_bad_settings_are_refused(tiny_bilm_dir: Path) -> None:
         nlp.add_pipe("elmo", name="e2", config={"weights": str(tiny_bilm_dir), "layers": [5]})
 
 
+@pytest.mark.parametrize(("config", "error"), [
+    ({"batch_size": 0}, "batch_size must be a positive integer, got 0"),
+    ({"batch_size": -1}, "batch_size must be a positive integer, got -1"),
+    ({"mix": [1e39, 1.0, 1.0]}, "mix and gamma must be finite float32 numbers"),
+    ({"mix": [1.0, 1.0, 1.0], "gamma": 1e39}, "mix and gamma must be finite float32 numbers")])
+def test_sizes_and_numbers_out_of_range_are_refused_when_added(
+        tiny_bilm_dir: Path, config: dict, error: str) -> None:
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match=f"^elmo: {error}"):
+        nlp.add_pipe("elmo", config={"weights": str(tiny_bilm_dir), **config})
+
+
+def test_whitespace_tokens_stay_out_of_the_biLM(tiny_bilm_dir: Path) -> None:
+    """The words of "a   b" get the vectors ElmoEmbedder gives ["a", "b"]; the space token a
+    zero vector, and the doc vector averages the words."""
+    from elmo_experiments.bilm.elmo_embedder_compat import ElmoEmbedder
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(tiny_bilm_dir)})
+    doc = nlp("a   b")
+    assert [t.is_space for t in doc] == [False, True, False]
+    words = ElmoEmbedder(str(tiny_bilm_dir)).embed_sentence(["a", "b"]).mean(axis=0)
+    np.testing.assert_allclose(doc.tensor[[0, 2]], words, atol=1e-6)
+    assert not doc.tensor[1].any()
+    np.testing.assert_allclose(doc.vector, words.mean(axis=0), atol=1e-6)
+
+
+def test_elmo_tagger_tags_a_doc_with_a_very_long_token(archive_of) -> None:
+    """A doc is not a request: a 300-character URL does not stop it being tagged."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo_tagger", config={"archive": str(archive_of("ner"))})
+    doc = nlp("John Smith visited https://example.org/" + "x" * 300 + " today .")
+    assert len(doc) == 6 and max(len(t) for t in doc) > 300  # tagged: no RequestError
+
+
 def test_elmo_tagger_sets_entities_with_their_probabilities(archive_of) -> None:
     archive = archive_of("ner")
     nlp = spacy.blank("en")

@@ -15,6 +15,7 @@ from elmo_experiments.serve.task_serving import (
     RequestError,
     TaskServing,
     doc_pieces,
+    one_of,
     sentences,
     tokens,
 )
@@ -22,6 +23,7 @@ from elmo_experiments.serve.task_serving import (
 
 def instances(item: dict[str, Any], where: str, limits: Limits,
               reader: Any) -> list[dict[str, Any]]:
+    one_of(item, where, "text", "sentences", "tokens")
     if "sentences" in item:
         raw = item["sentences"]
         if not isinstance(raw, list):
