@@ -135,6 +135,7 @@ def read_gold(path: str | Path) -> dict[str, Example]:
 
     resolved = resolve_data_path(path)
     found: dict[str, Example] = {}
+    lines: dict[str, int] = {}
     header = False
     for number, line in iter_lines(resolved):
         cells = line.rstrip("\r\n").split("\t")
@@ -159,7 +160,13 @@ def read_gold(path: str | Path) -> dict[str, Example]:
         if None in labels:
             raise DataError(f"{where}: A-coref and B-coref must be TRUE or FALSE")
         check_one_referent(labels[0], labels[1], where)
-        found.setdefault(row["ID"], Example(labels[0], labels[1], gender))
+        if not row["ID"].strip():
+            raise DataError(f"{where}: the ID is empty")
+        if row["ID"] in found:  # the reader refuses it too: one gold answer an example
+            raise DataError(f"{where}: ID {row['ID']!r} again (first on line "
+                            f"{lines[row['ID']]})")
+        lines[row["ID"]] = number
+        found[row["ID"]] = Example(labels[0], labels[1], gender)
     if not found:
         raise DataError(f"{resolved}: no gold GAP examples")
     return found

@@ -22,6 +22,7 @@ naming the file, the line and the field.
 
 from __future__ import annotations
 
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,10 @@ COLUMNS = ("ID", "Text", "Pronoun", "Pronoun-offset", "A", "A-offset", "A-coref"
 # the official scorer's pronoun forms (GAP has no reflexives): the gender of an example
 GENDERS = {"he": "M", "him": "M", "his": "M", "she": "F", "her": "F", "hers": "F"}
 MENTIONS = (("pronoun", "Pronoun"), ("a", "A"), ("b", "B"))
+# the columns as text_to_instance's arguments call them (its errors name those)
+ARGUMENTS = {column: key for key, column in MENTIONS} | {
+    f"{column}-offset": f"{key}_offset" for key, column in MENTIONS}
+MAX_OFFSET_DIGITS = 18  # more is no offset into any text (and int() refuses over 4,300)
 
 Span = tuple[int, int]
 
@@ -71,8 +76,8 @@ def parse_offset(offset: Any, field: str, where: str) -> int:
     ``str.isdigit`` admits but ``int`` refuses are errors, not tracebacks)."""
     if isinstance(offset, str):
         digits = offset.strip()
-        if not (digits.isascii() and digits.isdigit()):
-            raise DataError(f"{where}: {field} {offset!r} is not a character offset")
+        if not (digits.isascii() and digits.isdigit()) or len(digits) > MAX_OFFSET_DIGITS:
+            raise DataError(f"{where}: {field} {offset[:30]!r} is not a character offset")
         return int(digits)
     if isinstance(offset, bool) or not isinstance(offset, int):
         raise DataError(f"{where}: {field} {offset!r} is not a character offset")
@@ -145,6 +150,8 @@ class GapReader:
                 raise DataError(f"{where}: {len(cells)} tab-separated columns, GAP has "
                                 f"{len(COLUMNS)} ({' '.join(COLUMNS)})")
             row = dict(zip(COLUMNS, cells, strict=True))
+            if not row["ID"].strip():
+                raise DataError(f"{where}: the ID is empty")
             if row["ID"] in seen:
                 raise DataError(f"{where}: ID {row['ID']!r} again (first on line "
                                 f"{seen[row['ID']]})")
@@ -160,14 +167,24 @@ class GapReader:
             raise DataError(f"{resolved}: no GAP examples found{found}")
         return instances
 
-    def row_to_instance(self, row: dict[str, Any], where: str) -> dict[str, Any]:
-        """One example from its columns (gold ``A-coref``/``B-coref`` where given)."""
+    def row_to_instance(self, row: dict[str, Any], where: str,
+                        names: dict[str, str] | None = None) -> dict[str, Any]:
+        """One example from its columns (gold ``A-coref``/``B-coref`` where given); errors
+        call a column by its name in ``names`` (default: the column's)."""
+        names = names or {}
         text = row["Text"]
         tokens = tokenize_with_offsets(text)
         instance: dict[str, Any] = {"text": [t for t, _, _ in tokens]}
         for key, column in MENTIONS:
-            instance[key] = token_span(tokens, text, row[column], row[f"{column}-offset"],
-                                       f"{column}-offset", where, whole_tokens=key == "pronoun")
+            field = f"{column}-offset"
+            instance[key] = token_span(tokens, text, row[column], row[field],
+                                       names.get(field, field), where,
+                                       whole_tokens=key == "pronoun")
+        for (one, first), (other, second) in combinations(MENTIONS, 2):
+            if instance[one][0] <= instance[other][1] and instance[other][0] <= instance[one][1]:
+                raise DataError(f"{where}: {names.get(first, first)} {row[first]!r} and "
+                                f"{names.get(second, second)} {row[second]!r} share words: "
+                                f"each mention must be words of its own")
         gender = gender_of(row["Pronoun"])
         if gender is None:
             raise DataError(f"{where}: Pronoun {row['Pronoun']!r} is not one of "
@@ -187,7 +204,7 @@ class GapReader:
         return self.row_to_instance(
             {"ID": example_id, "Text": text, "Pronoun": pronoun,
              "Pronoun-offset": pronoun_offset, "A": a, "A-offset": a_offset, "B": b,
-             "B-offset": b_offset}, example_id)
+             "B-offset": b_offset}, example_id, ARGUMENTS)
 
 
 register(

@@ -118,6 +118,20 @@ def test_a_gold_row_with_both_names_true_is_refused_as_the_reader_refuses_it(
         score_files(gold, system)
 
 
+@pytest.mark.parametrize(("change", "error"), [
+    (lambda text: text + text.splitlines()[1] + "\n", r"gold.tsv:8: ID 'm1' again \(first on "
+                                                     r"line 2\)$"),
+    (lambda text: text.replace("\nm1\t", "\n \t", 1), r"gold.tsv:2: the ID is empty$")])
+def test_a_gold_id_twice_or_empty_is_refused_as_the_reader_refuses_it(
+        files: tuple[Path, Path], change, error: str) -> None:
+    from elmo_experiments.errors import DataError
+
+    gold, system = files
+    gold.write_text(change(gold.read_text()))
+    with pytest.raises(DataError, match=error):
+        score_files(gold, system)
+
+
 def test_labels_other_than_true_or_false_and_unmatched_ids_are_warned_about(
         files: tuple[Path, Path], caplog: pytest.LogCaptureFixture) -> None:
     gold, system = files

@@ -83,6 +83,13 @@ def test_the_samples_read(tmp_path: Path) -> None:
     (_row(a_coref="yes"), r"gap\.tsv:2: A-coref is 'yes', not TRUE or FALSE$"),
     (_row(b_coref="TRUE"), r"gap\.tsv:2: A-coref and B-coref are both TRUE"),
     ("t-1\tonly three\tcolumns\n", r"gap\.tsv:2: 3 tab-separated columns, GAP has 11"),
+    (_row(pronoun_offset="9" * 5_000), r"gap\.tsv:2: Pronoun-offset '9{30}' is not a character "
+                                       r"offset$"),  # int() refuses over 4,300 digits
+    (_row(b="Ann Berg", b_offset=0), r"gap\.tsv:2: A 'Ann Berg' and B 'Ann Berg' share words: "
+                                     r"each mention must be words of its own$"),
+    (_row(b="Berg", b_offset=4), r"gap\.tsv:2: A 'Ann Berg' and B 'Berg' share words"),
+    (_row(a="she", a_offset=36), r"gap\.tsv:2: Pronoun 'she' and A 'she' share words"),
+    ("\t".join(["  ", *_row().split("\t")[1:]]), r"gap\.tsv:2: the ID is empty$"),
 ])
 def test_a_bad_row_is_one_line_naming_file_line_and_field(tmp_path: Path, row: str,
                                                           message: str) -> None:
@@ -104,6 +111,15 @@ def test_the_header_and_repeated_ids_are_checked(tmp_path: Path) -> None:
         GapReader({}).read(path)
     with pytest.raises(DataError, match=r"gap\.tsv:3: ID 't-1' again \(first on line 2\)"):
         _read(tmp_path, _row(), _row())
+
+
+def test_text_to_instance_names_its_arguments_in_errors() -> None:
+    """What the server and predict pass are arguments, not TSV columns: errors call them so."""
+    with pytest.raises(DataError, match=r"^input: pronoun_offset -13: 'her' does not fall on "):
+        GapReader({}).text_to_instance(TEXT, "her", -13, "Ann Berg", 0, "Cleo Dunn", 13)
+    with pytest.raises(DataError, match=r"^input: a 'Ann Berg' and b 'Ann Berg' share words"):
+        GapReader({}).text_to_instance(TEXT, "her", TEXT.index("her"), "Ann Berg", 0,
+                                       "Ann Berg", 0)
 
 
 def test_text_to_instance_is_unlabelled() -> None:
