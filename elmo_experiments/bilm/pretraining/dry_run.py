@@ -73,7 +73,8 @@ def corpus_figures(corpus: PreparedCorpus, vocab: SoftmaxVocabulary, cap: int
     oov = float((vocab.type_map(corpus.types)[heldout] == vocab.index[UNK]).mean()) \
         if len(heldout) else None
     return {"train_tokens": tokens, "train_sentences": len(spans),
-            "heldout_tokens": len(heldout), "types": len(corpus.types),
+            "heldout_tokens": len(heldout),
+            "types": int((np.asarray(corpus.counts) > 0).sum()),  # the training text's
             "vocab_size": len(vocab), "train_coverage": covered / max(tokens, 1),
             "heldout_oov_rate": oov, "sentences_at_cap": int((lengths >= cap).sum()),
             "longest_sentence": int(lengths.max()) if len(lengths) else 0}
@@ -156,7 +157,8 @@ def time_steps(values: dict[str, Any], loader: LmLoader, heldout: LmLoader,
     trainer = Trainer(model, setup.optimizer, setup.scheduler, _Some(loader, [0]), None,
                       {**values["trainer"], "progress_bar": False}, scratch, callbacks=[])
     trainer.train_epoch(0)  # warm-up: allocations, the first optimizer state
-    trainer.train_loader = timed = _Some(loader, spread(loader.num_batches(0), steps, skip=1))
+    total = loader.num_batches(0)  # the first batch is skipped, unless it is the only one
+    trainer.train_loader = timed = _Some(loader, spread(total, steps, skip=int(total > 1)))
     _synchronise(device)
     start = time.perf_counter()
     trainer.train_epoch(0)

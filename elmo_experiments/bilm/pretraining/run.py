@@ -91,6 +91,8 @@ def validate_pretrain(config: dict[str, Any], source: str) -> dict[str, Any]:
     model = values.get("model")
     if isinstance(model, Spec) and model.entry.name != "bilm_lm":
         validator.problems.append(f"model.type: pretraining needs bilm_lm, not {model.entry.name}")
+    if (values.get("corpus") or {}).get("train") == []:
+        validator.problems.append("corpus.train: no sources: give at least one")
     seen: set[str] = set()
     for i, entry in enumerate((values.get("corpus") or {}).get("evaluation") or []):
         name = entry.get("name") if isinstance(entry, dict) else None

@@ -129,3 +129,21 @@ def test_a_heldout_share_that_takes_every_sentence_is_named(tmp_path: Path) -> N
     source = f'corpus.train=[{{"path": "{corpus}", "format": "tokenized"}}]'
     with pytest.raises(Exception, match=r"corpus.heldout_every: 1 holds out all 1 sentences"):
         dry_run(TINY, overrides=[source, "corpus.heldout_every=1"], steps=1)
+
+
+def test_no_training_source_is_refused_before_anything_is_read(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["pretrain", TINY_DE, "-s", str(tmp_path / "run"),
+                                      "--dry-run", "-o", "corpus.train=[]"])
+    assert result.exit_code != 0
+    assert str(result.exception).endswith("corpus.train: no sources: give at least one")
+
+
+def test_a_corpus_of_one_batch_is_timed_on_that_batch(tmp_path: Path) -> None:
+    """The first batch of an epoch is left out of the timing, unless it is the only one."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("a b c d e .\n", encoding="utf-8")
+    source = f'corpus.train=[{{"path": "{corpus}", "format": "tokenized"}}]'
+    report = dry_run(TINY, overrides=[source, "corpus.heldout_every=1000"], steps=3)
+    assert report["steps_per_epoch"] == 1 and report["timed_steps"] == 1
+    assert report["seconds_per_step"] > 0 and report["estimated_epoch_s"] > 0
+    assert report["types"] == 6  # the training text's, not the evaluation sets' too
