@@ -321,7 +321,9 @@ def write_error(path: Path, error: BaseException) -> WriteError:
         free = shutil.disk_usage(path.parent if path.parent.exists() else ".").free
     except OSError:
         free = None
-    if getattr(error, "errno", None) == errno.ENOSPC or (free is not None and free < 1 << 20):
+    code = getattr(error, "errno", None)  # none from some writers (torch's, HDF5's): then a
+    if code in (errno.ENOSPC, errno.EDQUOT) or (  # nearly full disk is the likely cause
+            code is None and free is not None and free < 1 << 20):
         reason = f"the disk is full ({reason})"
     return WriteError(f"{path}: cannot write it: {reason}; an earlier version of it, if any, "
                       f"is intact")

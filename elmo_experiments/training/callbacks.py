@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -88,32 +89,56 @@ class TensorBoardLog(Callback):
             from torch.utils.tensorboard import SummaryWriter
 
             resumed = self.directory.is_dir() and any(self.directory.glob("events.out.*"))
-            self.writer = SummaryWriter(str(self.directory), purge_step=step if resumed else None)
+            try:
+                self.writer = SummaryWriter(str(self.directory),
+                                            purge_step=step if resumed else None)
+            except OSError as error:
+                self._stop(error)
         return self.writer
+
+    def _stop(self, error: OSError) -> None:
+        """A failed write (a full disk): one warning naming the folder, and no more events
+        (every figure is in the run's metrics files); training goes on."""
+        logger.warning("%s: cannot write TensorBoard events (%s): no more are written in this "
+                       "session", self.directory, getattr(error, "strerror", None) or error)
+        writer, self.writer, self.directory = self.writer, None, None
+        if writer is not None:
+            with contextlib.suppress(OSError):
+                writer.close()
+
+    def _write(self, scalars: list[tuple[str, float]], step: int) -> None:
+        if self.writer is None:
+            return
+        try:
+            for tag, value in scalars:
+                self.writer.add_scalar(tag, value, step)
+            self.writer.flush()
+        except OSError as error:
+            self._stop(error)
 
     def on_batch(self, epoch: int, batch: int, logs: dict[str, float]) -> None:
         step = epoch * self.batches_per_epoch + batch
-        writer = self._open(step)
-        if writer is not None and step % self.every == 0:
-            for key, value in logs.items():
-                writer.add_scalar(f"batch/{key}", value, step)
-            writer.flush()
+        self._open(step)
+        if step % self.every == 0:
+            self._write([(f"batch/{key}", value) for key, value in logs.items()], step)
 
     def on_epoch(self, epoch: int, metrics: dict[str, Any]) -> None:
-        writer = self._open(epoch * self.batches_per_epoch + 1)
-        if writer is None:
-            return
+        self._open(epoch * self.batches_per_epoch + 1)
+        scalars = []
         for key, value in metrics.items():
             if key == "epoch" or isinstance(value, bool) or not isinstance(value, (int, float)):
                 continue
             split, _, name = key.partition("_")
-            tag = f"{split}/{name}" if split in ("training", "validation") else f"epoch/{key}"
-            writer.add_scalar(tag, value, epoch)
-        writer.flush()
+            scalars.append((f"{split}/{name}" if split in ("training", "validation")
+                            else f"epoch/{key}", value))
+        self._write(scalars, epoch)
 
     def on_end(self, metrics: dict[str, Any]) -> None:
         if self.writer is not None:
-            self.writer.close()
+            try:
+                self.writer.close()
+            except OSError as error:
+                self._stop(error)
             self.writer = None
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from elmo_experiments.data.files import write_error
 from elmo_experiments.errors import RunDirLocked
 from elmo_experiments.training.distributed import SINGLE, World
 
@@ -71,8 +72,14 @@ def acquire(run_dir: str | Path) -> None:
     record: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname(),
                               "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                               "command": sys.argv}
-    os.ftruncate(handle, 0)
-    os.write(handle, (json.dumps(record) + "\n").encode())
+    try:
+        os.ftruncate(handle, 0)
+        os.write(handle, (json.dumps(record) + "\n").encode())
+    except OSError as error:  # a full disk: no lock left behind, and the file named
+        with contextlib.suppress(OSError):
+            path.unlink()
+        os.close(handle)
+        raise write_error(path, error) from None
     _held[key] = [handle, 1]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import random
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,9 +52,41 @@ def seed_everything(values: dict[str, Any]) -> int:
     return seed
 
 
+class RunLog(logging.FileHandler):
+    """``out.log``: a write that fails (a full disk) is one warning on stderr, naming the
+    file, not logging's traceback for every message; it keeps trying, so the log goes on once
+    there is room."""
+
+    failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if not self.failed:
+            self.failed = True
+            sys.stderr.write(f"warning: {self.baseFilename}: cannot write it "
+                             f"({sys.exc_info()[1]}); messages go to the console meanwhile\n")
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:  # the last buffered lines on a full disk: already warned about
+            self.stream = None  # type: ignore[assignment]
+
+
+def _thread_error(args: threading.ExceptHookArgs) -> None:
+    """A background writer's failed write (TensorBoard's event thread on a full disk) in one
+    line; the writer's owner names the file when it next writes. Other errors as Python
+    shows them."""
+    if isinstance(args.exc_value, OSError):
+        sys.stderr.write(f"warning: background writer {args.thread.name if args.thread else ''} "
+                         f"stopped: {args.exc_value}\n")
+    else:
+        threading.__excepthook__(args)
+
+
 def setup_logging(run_dir: Path | None, world: World = SINGLE) -> None:
     """Messages on stderr, and into ``RUN_DIR/out.log``; ranks other than 0 show warnings
     only, marked with their rank, and write no file."""
+    threading.excepthook = _thread_error
     logger.setLevel(logging.INFO if world.main else logging.WARNING)
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
@@ -63,7 +96,7 @@ def setup_logging(run_dir: Path | None, world: World = SINGLE) -> None:
     console.setFormatter(logging.Formatter(prefix + "%(message)s"))
     logger.addHandler(console)
     if run_dir is not None and world.main:
-        file_handler = logging.FileHandler(run_dir / "out.log", encoding="utf-8")
+        file_handler = RunLog(run_dir / "out.log", encoding="utf-8")
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logger.addHandler(file_handler)
 

@@ -133,3 +133,20 @@ def test_deeply_nested_or_invalid_run_json_is_one_line_naming_the_file(tmp_path:
         read_json(path)
     assert str(info.value) == (f"{path}:2: not valid JSON (Expecting property name enclosed in "
                                f"double quotes); the file is damaged")
+
+
+@pytest.mark.parametrize(("error", "full"), [
+    (OSError(28, "No space left on device"), True),
+    (OSError(2, "No such file or directory"), False),  # not "full" though little is free
+    (RuntimeError("file write failed"), True)])  # no errno (torch, HDF5): a full disk likely
+def test_a_write_error_says_the_disk_is_full_only_when_it_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException,
+        full: bool) -> None:
+    import shutil
+
+    from elmo_experiments.data.files import write_error
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(1, 1, 0))
+    message = str(write_error(tmp_path / "out.hdf5", error))
+    assert message.startswith(f"{tmp_path / 'out.hdf5'}: cannot write it: ")
+    assert ("the disk is full" in message) is full

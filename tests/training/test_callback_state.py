@@ -118,3 +118,76 @@ def test_a_full_disk_under_the_event_log_names_the_file(tmp_path: Path) -> None:
     message = str(info.value)
     assert message.startswith(f"{tmp_path / 'log.jsonl'}: cannot write it: the disk is full (")
     assert "\n" not in message
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_full_disk_under_out_log_is_one_warning_not_a_traceback_a_message(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from elmo_experiments.training.session import RunLog
+
+    (tmp_path / "out.log").symlink_to("/dev/full")
+    handler = RunLog(tmp_path / "out.log", encoding="utf-8")
+    log = logging.getLogger("test_full_out_log")
+    log.addHandler(handler)
+    try:
+        for i in range(3):
+            log.warning("message %d", i)
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    assert capsys.readouterr().err == (f"warning: {tmp_path / 'out.log'}: cannot write it "
+                                       f"([Errno 28] No space left on device); messages go to "
+                                       f"the console meanwhile\n")
+
+
+class FullDiskWriter:
+    """A TensorBoard writer whose every write fails as on a full disk."""
+
+    closed = False
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_tensorboard_on_a_full_disk_warns_once_naming_its_folder_and_training_goes_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from elmo_experiments.training.callbacks import TensorBoardLog
+
+    log = TensorBoardLog(every=1)
+    log.directory = tmp_path / "tensorboard"
+    log.writer = writer = FullDiskWriter()
+    log.on_batch(0, 1, {"loss": 1.0})
+    log.on_batch(0, 2, {"loss": 1.0})
+    log.on_epoch(1, {"validation_f1": 1.0})
+    log.on_end({})
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == [f"{tmp_path / 'tensorboard'}: cannot write TensorBoard events (No space "
+                        f"left on device): no more are written in this session"]
+    assert writer.closed and log.writer is None
+
+
+def test_a_background_writer_that_fails_on_a_full_disk_is_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import threading
+
+    from elmo_experiments.training.session import _thread_error
+
+    def write() -> None:
+        raise OSError(28, "No space left on device")
+
+    previous, threading.excepthook = threading.excepthook, _thread_error
+    try:
+        thread = threading.Thread(target=write, name="events")
+        thread.start()
+        thread.join()
+    finally:
+        threading.excepthook = previous
+    assert capsys.readouterr().err == ("warning: background writer events stopped: [Errno 28] "
+                                       "No space left on device\n")

@@ -126,3 +126,19 @@ def test_two_processes_of_a_torchrun_run_both_stop_on_a_held_directory(holder) -
     assert result.returncode != 0
     assert result.stderr.count(f"in use by process {process.pid}") == 2, result.stderr[-2000:]
     assert time.monotonic() - start < 240
+
+
+def test_a_lock_that_cannot_be_written_names_its_file_and_leaves_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from elmo_experiments.errors import WriteError
+    from elmo_experiments.training import run_lock
+
+    def full(handle: int, data: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(run_lock.os, "write", full)
+    with pytest.raises(WriteError, match=rf"^{tmp_path / 'run' / 'run.lock'}: cannot write it: "
+                                         rf"the disk is full"):
+        run_lock.acquire(tmp_path / "run")
+    assert not (tmp_path / "run" / "run.lock").exists()
+    assert not run_lock.holds(tmp_path / "run")
