@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from itertools import islice
+from numbers import Integral
 from pathlib import Path
 from typing import IO
 
@@ -25,6 +26,7 @@ import numpy as np
 import torch
 
 from elmo_experiments.bilm.characters import batch_to_ids
+from elmo_experiments.bilm.embed import check_batch_size, text_lines
 from elmo_experiments.bilm.pretrained import resolve_bilm
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
@@ -50,19 +52,48 @@ def check_tokens(sentence: object, where: str) -> None:
                             f"{type(token).__name__}, not a string")
 
 
+def sentence_key_problem(sentence: str) -> str | None:
+    """Why ``sentence`` cannot be an HDF5 dataset's name (None: it can)."""
+    if "/" in sentence:
+        return "HDF5 reads '/' in a name as a path through groups"
+    if "\0" in sentence:
+        return "HDF5 ends a name at a NUL character"
+    if sentence == ".":
+        return "HDF5 reads '.' as the file's root group"
+    return None
+
+
+def cuda_device_problem(cuda_device: object) -> str | None:
+    """What keeps ``cuda_device`` (-1: the CPU, N: the N-th GPU) from naming a device here."""
+    if isinstance(cuda_device, bool) or not isinstance(cuda_device, Integral):
+        return f"cuda_device must be a whole number (-1: the CPU), got {cuda_device!r}"
+    if cuda_device < 0:
+        return None
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        return f"cuda_device {cuda_device}: no CUDA device is available here; -1 is the CPU"
+    if cuda_device >= count:
+        return (f"cuda_device {cuda_device}: this machine has {count} CUDA device"
+                f"{'s' if count > 1 else ''} (0 to {count - 1}); -1 is the CPU")
+    return None
+
+
 class ElmoEmbedder:
     """The biLM's layers for tokenised sentences, as numpy arrays of (layers, tokens, dim).
 
     ``options_file`` + ``weight_file`` name the two files as in AllenNLP; ``options_file``
     alone (or ``weights``) may be anything the framework loads: a directory holding the two
     files, a shipped name (``gutenberg``, the default) or a released one (``original``, ...).
-    ``cuda_device`` -1 is the CPU, N the N-th GPU.
+    ``cuda_device`` -1 is the CPU, N the N-th GPU (one this machine has, else a ``DataError``).
     """
 
     def __init__(self, options_file: str | None = None, weight_file: str | None = None,
                  cuda_device: int = -1, *, weights: str | None = None,
                  state: str = "stateless", precision: str = "fp32",
                  threads: int | None = None) -> None:
+        problem = cuda_device_problem(cuda_device)
+        if problem:
+            raise DataError(problem)
         if threads is not None:  # torch's compute threads, for the whole process
             set_threads(threads)
         if weights is None and weight_file is None:
@@ -113,6 +144,9 @@ class ElmoEmbedder:
         one-line ``DataError`` naming the sentence (and the token)."""
         if isinstance(batch, str):
             raise DataError(f"expected sentences (lists of tokens), got a string {batch[:40]!r}")
+        if not isinstance(batch, Iterable):
+            raise DataError(f"expected sentences (lists of tokens), got a "
+                            f"{type(batch).__name__}")
         batch = list(batch)
         for number, sentence in enumerate(batch):
             check_tokens(sentence, f"sentence {number}")
@@ -128,8 +162,10 @@ class ElmoEmbedder:
     def embed_sentences(self, sentences: Iterable[list[str]],
                         batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[np.ndarray]:
         """Each sentence's layers, in order, computed ``batch_size`` sentences at a time."""
-        if batch_size < 1:
-            raise DataError(f"batch_size must be at least 1, got {batch_size}")
+        check_batch_size(batch_size)
+        if isinstance(sentences, str) or not isinstance(sentences, Iterable):
+            raise DataError(f"expected sentences (lists of tokens), got a "
+                            f"{type(sentences).__name__}")
         iterator = iter(sentences)
         while batch := list(islice(iterator, batch_size)):
             yield from self.embed_batch(batch)
@@ -142,7 +178,11 @@ class ElmoEmbedder:
         itself with ``use_sentence_keys``), holding ``all`` layers, the ``top`` one or their
         ``average``; and ``sentence_to_index`` (JSON, sentence -> key; the last of duplicate
         lines wins, as in AllenNLP) unless ``forget_sentences`` or ``use_sentence_keys``.
-        Blank lines are refused, as in AllenNLP. The file appears whole or not at all."""
+        Lines end at \\n, \\r\\n or a lone \\r; a path is read as UTF-8 (bytes that are not: a
+        ``DataError`` naming the line). Blank lines are refused, as in AllenNLP; so, before
+        anything is embedded, are sentence keys HDF5 cannot hold as they are (a ``/``, a NUL,
+        the sentence ``.``: AllenNLP failed on them) and repeated ones, naming the sentence. The
+        file appears whole or not at all."""
         import h5py
 
         from elmo_experiments.data.files import atomic_write
@@ -151,16 +191,26 @@ class ElmoEmbedder:
         if output_format not in OUTPUT_FORMATS:
             raise DataError(f"output_format must be one of {OUTPUT_FORMATS}, got "
                             f"{output_format!r}")
+        check_batch_size(batch_size)
         if isinstance(input_file, (str, Path)):
-            with open(input_file, encoding="utf-8") as handle:
-                sentences = [line.strip() for line in handle]
+            sentences = [line.strip() for line in text_lines(input_file)]
         else:
-            sentences = [line.strip() for line in input_file]
-            input_file.close()
+            sentences = self._read_lines(input_file)
         blank = [i for i, line in enumerate(sentences) if not line]
         if blank:
             raise DataError(f"the input file has empty lines at indexes {blank[:10]}"
                             f"{' ...' if len(blank) > 10 else ''}: remove them")
+        if use_sentence_keys:
+            first: dict[str, int] = {}
+            for index, sentence in enumerate(sentences):
+                problem = sentence_key_problem(sentence)
+                if problem:
+                    raise DataError(f"sentence {index} ({sentence[:40]!r}) cannot be a key: "
+                                    f"{problem}; without use_sentence_keys any sentence can be "
+                                    f"embedded")
+                if first.setdefault(sentence, index) != index:
+                    raise DataError(f"sentence {index} repeats an earlier one: without "
+                                    f"use_sentence_keys duplicates can be embedded")
         vectors = self.embed_sentences((s.split() for s in sentences), batch_size)
 
         def write(tmp: str) -> None:
@@ -169,9 +219,6 @@ class ElmoEmbedder:
                 for index, (sentence, layers) in enumerate(zip(sentences, vectors,
                                                                strict=True)):
                     key = sentence if use_sentence_keys else str(index)
-                    if use_sentence_keys and key in out.file:
-                        raise DataError(f"sentence {index} repeats an earlier one: without "
-                                        f"use_sentence_keys duplicates can be embedded")
                     if not forget_sentences and not use_sentence_keys:
                         sentence_to_index[sentence] = key
                     data = {"all": layers, "top": layers[-1],
@@ -184,3 +231,17 @@ class ElmoEmbedder:
                     index_dataset[0] = json.dumps(sentence_to_index)
 
         atomic_write(output_file_path, write)
+
+    @staticmethod
+    def _read_lines(handle: IO[str]) -> list[str]:
+        """The stripped lines of an open text file, which is then closed; text it cannot decode
+        is a ``DataError`` naming the file."""
+        sentences: list[str] = []
+        with handle:
+            try:
+                sentences.extend(line.strip() for line in handle)
+            except UnicodeDecodeError as error:
+                name = getattr(handle, "name", "the input file")
+                raise DataError(f"{name}: not {error.encoding} text, at line "
+                                f"{len(sentences) + 1} or after it ({error.reason})") from None
+        return sentences

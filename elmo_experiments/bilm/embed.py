@@ -9,9 +9,12 @@ sentence i is ``embeddings[..., offsets[i]:offsets[i + 1], :]``). Either way the
 
 The work goes through a folder beside the output, ``.NAME.partial``: each batch's vectors are
 appended to ``vectors.bin`` and ``progress.pt`` (written atomically, after the vectors are
-synced) says how many batches are done, with the LSTM state a stateful run carries on. An
-interrupted run (a signal, a power cut) resumes with ``recover`` from the last batch recorded,
-recomputing and duplicating nothing; the HDF5 file is written from ``vectors.bin`` at the end,
+synced) says how many batches are done, the bytes they take and their running CRC-32, with the
+LSTM state a stateful run carries on. An interrupted run (a signal, a power cut) resumes with
+``recover`` from the last batch recorded, recomputing and duplicating nothing, once the record
+agrees with the input, the options and ``vectors.bin`` (re-read for its CRC: at disk speed, as
+writing the output reads it again anyway); a record that does not is a one-line error that
+leaves the folder as it is. The HDF5 file is written from ``vectors.bin`` at the end,
 through ``atomic_write`` (the user's umask, all or nothing). A failed write (a full disk) removes
 the folder. Memory is bounded by the batch and the sort window, plus a few numbers per line.
 
@@ -28,6 +31,7 @@ import json
 import os
 import shutil
 import warnings
+import zlib
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -41,7 +45,13 @@ from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.pretrained import resolve_weights
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
-from elmo_experiments.data.files import atomic_write, atomic_write_text, fsync_path, iter_lines
+from elmo_experiments.data.files import (
+    atomic_write,
+    atomic_write_text,
+    fsync_path,
+    iter_lines,
+    resolve_data_path,
+)
 from elmo_experiments.data.files import write_error as _write_error
 from elmo_experiments.data.hdf5_output import HDF5Output
 from elmo_experiments.devices import resolve_device
@@ -79,8 +89,7 @@ class EmbedOptions:
                               ("dtype", DTYPE_CHOICES), ("layout", LAYOUT_CHOICES)):
             if getattr(self, name) not in choices:
                 raise DataError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
-        if self.batch_size < 1:
-            raise DataError(f"batch_size must be at least 1, got {self.batch_size}")
+        check_batch_size(self.batch_size)
 
     @property
     def sorted(self) -> bool:
@@ -97,6 +106,13 @@ class EmbedOptions:
 
             return tokenize
         return str.split
+
+
+def check_batch_size(batch_size: object) -> None:
+    """A batch size is a whole number, at least 1; a one-line ``DataError`` otherwise."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer) \
+            or batch_size < 1:
+        raise DataError(f"batch_size must be a whole number, at least 1, got {batch_size!r}")
 
 
 def sentence_vectors(layers: torch.Tensor, options: EmbedOptions) -> np.ndarray:
@@ -130,34 +146,60 @@ def schedule(lengths: np.ndarray, options: EmbedOptions) -> Iterator[np.ndarray]
             yield start + batch
 
 
-def _lines(path: str | Path) -> Iterator[str]:
+def text_lines(path: str | Path) -> Iterator[str]:
+    """The lines of a UTF-8 text file without their ends, which are \\n, \\r\\n or a lone \\r
+    (old Mac files), as Python's universal newlines read them."""
     for _, line in iter_lines(path):
-        yield line.rstrip("\r\n")
+        line = line.removesuffix("\n").removesuffix("\r")
+        yield from line.split("\r")
 
 
 def scan(path: str | Path, split: Callable[[str], list[str]]) -> tuple[np.ndarray, str]:
     """Tokens per line, and a SHA-256 of the text (a recovery must read the same input)."""
     digest, lengths = hashlib.sha256(), array("q")
-    for line in _lines(path):
+    for line in text_lines(path):
         digest.update(line.encode("utf-8") + b"\n")
         lengths.append(len(split(line)))
     return np.frombuffer(lengths, dtype=np.int64).copy(), digest.hexdigest()
 
 
+def _sentence_bytes(lengths: np.ndarray, options: EmbedOptions, num_layers: int,
+                    dim: int) -> np.ndarray:
+    """The bytes of each sentence's vectors."""
+    per_token = (num_layers if options.layers == "all" else 1) * dim
+    return (lengths * per_token if options.pool == "none"
+            else np.full_like(lengths, per_token)) * np.dtype(options.dtype).itemsize
+
+
+def batch_ends(lengths: np.ndarray, options: EmbedOptions, num_layers: int,
+               dim: int) -> list[int]:
+    """The bytes of ``vectors.bin`` after each batch: [0, after the first, ..., the whole]."""
+    sizes = _sentence_bytes(lengths, options, num_layers, dim)
+    return [0, *np.cumsum([int(sizes[batch].sum()) for batch in schedule(lengths, options)],
+                          dtype=np.int64).tolist()]
+
+
 @dataclass
 class Progress:
-    """How far a run got: batches done, bytes of vectors written, the carried LSTM state."""
+    """How far a run got: batches done, bytes of vectors written, their running CRC-32, the
+    carried LSTM state."""
 
     batches: int = 0
     bytes: int = 0
+    crc32: int = 0
     carried: Any = None
 
 
-def _carried_state(carried: Any) -> bool:
-    """Whether ``carried`` is what ``Progress.carried`` holds: None, or (h, c) tensor pairs."""
-    return carried is None or (isinstance(carried, list | tuple) and all(
-        isinstance(pair, list | tuple) and len(pair) == 2
-        and all(isinstance(t, torch.Tensor) for t in pair) for pair in carried))
+def _carried_problem(runner: BilmRunner, carried: Any, batches: int, rows: int) -> str | None:
+    """What is wrong with the carried LSTM state recorded after ``batches`` batches (None:
+    nothing); a stateful run's has ``rows`` rows, those of its first batch."""
+    if runner.mode != "stateful":
+        return None if carried is None else f"a carried LSTM state in a {runner.mode} run"
+    if batches == 0:
+        return None if carried is None else "a carried LSTM state before the first batch"
+    if carried is None:
+        return f"no carried LSTM state after {batches} stateful batches"
+    return runner.carried_state_problem(carried, rows)
 
 
 class Staging:
@@ -171,7 +213,16 @@ class Staging:
         self.progress = self.folder / "progress.pt"
 
     def exists(self) -> bool:
-        return self.folder.exists()
+        return os.path.lexists(self.folder)
+
+    def has_work(self) -> bool:
+        """Whether the folder holds work to resume: a progress record, or vectors (whose record
+        is then missing, which ``resume`` says). A run killed before its first record has
+        neither, and starts afresh."""
+        if self.folder.is_symlink() or not self.folder.is_dir():
+            raise self._damaged(self.folder, "not a folder")
+        return self.progress.exists() or (self.vectors.is_file()
+                                          and self.vectors.stat().st_size > 0)
 
     def start(self, settings: dict[str, Any]) -> Progress:
         """A fresh folder (an old one removed)."""
@@ -184,8 +235,13 @@ class Staging:
         self.commit(progress)
         return progress
 
-    def resume(self, settings: dict[str, Any]) -> Progress:
-        """The progress of the interrupted run, if it was made with ``settings``."""
+    def resume(self, settings: dict[str, Any], ends: list[int],
+               carried_problem: Callable[[Any, int], str | None]) -> Progress:
+        """The progress of the interrupted run, if it was made with ``settings`` and its record
+        agrees with ``vectors.bin``: ``ends[k]`` bytes after k batches, the CRC-32 of those
+        bytes, and a carried state that ``carried_problem(carried, batches)`` finds no problem
+        in. Any disagreement is a one-line ``DataError`` that changes nothing; else the tail the
+        last batch left unrecorded is dropped."""
         saved = self._read(self.settings, lambda: json.loads(
             self.settings.read_text(encoding="utf-8")))
         state = self._read(self.progress, lambda: torch.load(self.progress, map_location="cpu",
@@ -197,17 +253,40 @@ class Staging:
         if differences:
             raise DataError(f"{self.output}: the interrupted embed in {self.folder} was made "
                             f"with {'; '.join(differences)}; run it as it was or use --force")
-        if not (isinstance(state, dict) and set(state) == {"batches", "bytes", "carried"}
+        if not (isinstance(state, dict) and set(state) == set(asdict(Progress()))
                 and all(isinstance(state[k], int) and not isinstance(state[k], bool)
-                        and state[k] >= 0 for k in ("batches", "bytes"))
-                and _carried_state(state["carried"])):
-            raise self._damaged(self.progress, "not a progress record (batches, bytes, carried)")
+                        and state[k] >= 0 for k in ("batches", "bytes", "crc32"))):
+            raise self._damaged(self.progress,
+                                "not a progress record (batches, bytes, crc32, carried)")
         progress = Progress(**state)
-        if self.vectors.stat().st_size < progress.bytes:
-            raise DataError(f"{self.vectors}: shorter than its record says; --force starts over")
-        with open(self.vectors, "r+b") as handle:  # drop what the last batch left unrecorded
-            handle.truncate(progress.bytes)
+        if progress.batches >= len(ends):
+            raise self._damaged(self.progress, f"{progress.batches} batches done, but the "
+                                f"input makes {len(ends) - 1}")
+        if progress.bytes != ends[progress.batches]:
+            n = progress.batches
+            raise self._damaged(self.progress, f"bytes {progress.bytes}, but the first {n} "
+                                f"batch{'es' if n != 1 else ''} take {ends[n]}")
+        problem = carried_problem(progress.carried, progress.batches)
+        if problem:
+            raise self._damaged(self.progress, problem)
+        self._read(self.vectors, lambda: self._keep(progress))
         return progress
+
+    def _keep(self, progress: Progress) -> None:
+        """Check ``vectors.bin`` against ``progress`` and drop what the last batch left
+        unrecorded."""
+        with open(self.vectors, "r+b") as handle:
+            size, crc = os.fstat(handle.fileno()).st_size, 0
+            if size < progress.bytes:
+                raise self._damaged(self.vectors, f"{size} bytes, but {self.progress.name} "
+                                    f"records {progress.bytes}")
+            for block in iter(lambda: handle.read(min(1 << 20, progress.bytes - handle.tell())),
+                              b""):
+                crc = zlib.crc32(block, crc)
+            if crc != progress.crc32:
+                raise self._damaged(self.vectors, f"its first {progress.bytes} bytes do not "
+                                    f"match the CRC-32 in {self.progress.name}")
+            handle.truncate(progress.bytes)
 
     def _read(self, path: Path, read: Any) -> Any:
         """``read()``, any failure of it (unreadable, truncated, not what it should be: a
@@ -216,6 +295,10 @@ class Staging:
             with warnings.catch_warnings():  # torch's unpickler warns about odd protocols
                 warnings.simplefilter("ignore")
                 return read()
+        except DataError:
+            raise
+        except FileNotFoundError:
+            raise self._damaged(path, "missing") from None
         except Exception as error:  # whatever the damage: one line
             raise self._damaged(path, f"{type(error).__name__}: {error}") from None
 
@@ -228,7 +311,11 @@ class Staging:
         atomic_write(self.progress, lambda tmp: torch.save(asdict(progress), tmp))
 
     def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+        """The folder removed, or whatever else (a file, a link) is in its place."""
+        if self.folder.is_dir() and not self.folder.is_symlink():
+            shutil.rmtree(self.folder, ignore_errors=True)
+        else:
+            self.folder.unlink(missing_ok=True)
 
 
 def _run(corpus: Path, lengths: np.ndarray, options: EmbedOptions, runner: BilmRunner,
@@ -240,13 +327,12 @@ def _run(corpus: Path, lengths: np.ndarray, options: EmbedOptions, runner: BilmR
                                       strict=False)]
     done_tokens = int(sum(lengths[batch].sum() for batch in done))
     done_sentences = sum(len(batch) for batch in done)
-    runner.restore_carried_state(None if progress.carried is None else [
-        (h.to(target), c.to(target)) for h, c in progress.carried])
+    runner.restore_carried_state(progress.carried)
     batch_number = 0
     with open(staging.vectors, "ab") as sink, progress_display(
             total=int(lengths.sum()), initial=done_tokens, enabled=show, unit="token",
             leave=True) as bar:
-        lines = _lines(corpus)
+        lines = text_lines(corpus)
         for start in range(0, len(lengths), window):
             text = [next(lines) for _ in range(min(window, len(lengths) - start))]
             batches = _window_batches(lengths[start:start + window], options)
@@ -270,6 +356,7 @@ def _run(corpus: Path, lengths: np.ndarray, options: EmbedOptions, runner: BilmR
                 os.fsync(sink.fileno())
                 fault_point("embed:batch")  # the vectors written, the batch not yet recorded
                 progress.batches, progress.bytes = batch_number, progress.bytes + len(data)
+                progress.crc32 = zlib.crc32(data, progress.crc32)
                 progress.carried = runner.carried_state()
                 staging.commit(progress)
                 done_sentences += len(batch)
@@ -282,10 +369,7 @@ def _assemble(corpus: Path, lengths: np.ndarray, options: EmbedOptions, num_laye
     """Write the output from ``vectors.bin``, sentences in input order."""
     import h5py
 
-    per_token = (num_layers if options.layers == "all" else 1) * dim
-    itemsize = np.dtype(options.dtype).itemsize
-    sizes = (lengths * per_token if options.pool == "none"
-             else np.full_like(lengths, per_token)) * itemsize
+    sizes = _sentence_bytes(lengths, options, num_layers, dim)
     order = np.concatenate([*schedule(lengths, options), np.zeros(0, dtype=np.int64)])
     starts = np.empty_like(sizes)
     starts[order] = np.cumsum(sizes[order]) - sizes[order]
@@ -303,7 +387,7 @@ def _assemble(corpus: Path, lengths: np.ndarray, options: EmbedOptions, num_laye
                 if options.pool == "none":
                     out.file.create_dataset("offsets", data=offsets)
             sentence_to_index: dict[str, str] = {}
-            for index, line in enumerate(_lines(corpus)):
+            for index, line in enumerate(text_lines(corpus)):
                 vectors = np.frombuffer(
                     os.pread(source.fileno(), int(sizes[index]), int(starts[index])),
                     dtype=options.dtype).reshape(options.shape(lengths[index], num_layers, dim))
@@ -351,6 +435,8 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
                            sort)
     output = Path(output_path)
     staging = Staging(output)
+    if output.exists() and os.path.samefile(resolve_data_path(input_path), output):
+        raise DataError(f"{output}: the input itself; write the vectors to another file")
     if not (recover or force):
         if staging.exists():
             raise DataError(f"{output}: an interrupted embed left {staging.folder}; --recover "
@@ -366,13 +452,18 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
         return len(lengths)
     bilm = load_bilm(options_file, weight_file)
     num_layers, dim = bilm.num_layers, bilm.output_dim
+    # no character cache: memory stays bounded, a recovery computes what a whole run would
+    runner = BilmRunner(bilm, state, precision=precision)
+    ends = batch_ends(lengths, options, num_layers, dim)
+    done = None
+    if recover and staging.exists() and staging.has_work():  # a refusal leaves the work as it is
+        rows = min(options.batch_size, len(lengths))  # the first batch's: the state carried
+        done = staging.resume(settings, ends, lambda carried, batches: _carried_problem(
+            runner, carried, batches, rows))
     try:
-        # no progress.pt yet: killed before the first record, nothing to keep
-        done = (staging.resume(settings) if recover and staging.progress.exists()
-                else staging.start(settings))
-        if done.batches < sum(1 for _ in schedule(lengths, options)):
-            # no character cache: memory stays bounded, a recovery computes what a whole run would
-            runner = BilmRunner(bilm, state, precision=precision)
+        if done is None:  # killed before the first record (or no recovery): start afresh
+            done = staging.start(settings)
+        if done.batches < len(ends) - 1:
             target = resolve_device(device, "--device")
             runner.to(target)
             _run(Path(input_path), lengths, options, runner, target, staging, done, progress)

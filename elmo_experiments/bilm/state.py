@@ -65,8 +65,35 @@ class BilmRunner(torch.nn.Module):
         return self._carried
 
     def restore_carried_state(self, carried: States | None) -> None:
-        """Continue a stateful run from a ``carried_state()`` saved earlier."""
-        self._carried = carried
+        """Continue a stateful run from a ``carried_state()`` saved earlier (check it first with
+        ``carried_state_problem``), moved to the biLM's device and dtype."""
+        reference = next(self.bilm.parameters())
+        self._carried = None if carried is None else [
+            (h.to(reference.device, reference.dtype), c.to(reference.device, reference.dtype))
+            for h, c in carried]
+
+    def carried_state_problem(self, carried: object, rows: int) -> str | None:
+        """What keeps ``carried`` from being a state this biLM carries for ``rows`` rows (None:
+        nothing): ``carried_state()`` gives an (h, c) pair per LSTM layer, forward then
+        backward, h (rows, projection) and c (rows, cell), float32 (or a bf16 run's bfloat16),
+        finite."""
+        layers = [*self.bilm.forward_layers, *self.bilm.backward_layers]
+        if not isinstance(carried, list | tuple) or len(carried) != len(layers):
+            return f"the carried LSTM state is not {len(layers)} (h, c) pairs"
+        for number, (pair, layer) in enumerate(zip(carried, layers, strict=True)):
+            if not (isinstance(pair, list | tuple) and len(pair) == 2
+                    and all(isinstance(t, torch.Tensor) for t in pair)):
+                return f"carried LSTM state {number} is not an (h, c) pair of tensors"
+            for name, tensor, dim in zip("hc", pair, (layer.projection_dim, layer.cell_dim),
+                                         strict=True):
+                where = f"carried LSTM state {number}: {name}"
+                if tuple(tensor.shape) != (rows, dim):
+                    return f"{where} has shape {tuple(tensor.shape)}, not {(rows, dim)}"
+                if tensor.dtype not in (torch.float32, torch.bfloat16):
+                    return f"{where} is {str(tensor.dtype).removeprefix('torch.')}, not float32"
+                if not bool(torch.isfinite(tensor).all()):
+                    return f"{where} is not finite"
+        return None
 
     def state_key(self) -> str:
         """Identifies the initial-state rule in cache keys."""

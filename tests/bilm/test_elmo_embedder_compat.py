@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -105,3 +107,110 @@ def test_a_string_or_a_token_that_is_not_a_string_is_refused_in_one_line(
     with pytest.raises(DataError, match=r"^sentence 0: a NoneType, not a list of tokens$"):
         list(embedder.embed_sentences([None]))  # type: ignore[list-item]
     assert embedder.embed_sentence(("hello", "world")).shape[1] == 2  # a tuple is fine
+
+
+def test_a_file_that_is_not_utf8_is_named_in_one_line(embedder: ElmoEmbedder,
+                                                      tmp_path: Path) -> None:
+    text = tmp_path / "in.txt"
+    text.write_bytes(b"a b\n\xff c\n")
+    with pytest.raises(DataError) as info:
+        embedder.embed_file(text, tmp_path / "out.hdf5")
+    assert str(info.value) == f"{text}:2: not UTF-8 text (byte 0xff at column 1)"
+    with pytest.raises(DataError) as info:
+        embedder.embed_file(open(text, encoding="utf-8"), tmp_path / "out.hdf5")  # noqa: SIM115
+    assert str(info.value) == (f"{text}: not utf-8 text, at line 1 or after it "
+                               f"(invalid start byte)")
+    assert not (tmp_path / "out.hdf5").exists()
+
+
+@pytest.mark.parametrize("line, why", [
+    ("a/b", "HDF5 reads '/' in a name as a path through groups"),
+    (".", "HDF5 reads '.' as the file's root group"),
+    ("a\0b", "HDF5 ends a name at a NUL character"),
+])
+def test_a_sentence_hdf5_cannot_name_is_refused_as_a_key_in_one_line(
+        embedder: ElmoEmbedder, tmp_path: Path, line: str, why: str) -> None:
+    """``a`` then ``a/b`` was an h5py TypeError, ``.`` a false repeat, ``a<NUL>b`` the key
+    ``a``: keys are the sentences as they are (as AllenNLP's), or a refusal naming the line."""
+    text = tmp_path / "in.txt"
+    text.write_text(f"a\n{line}\n", encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        embedder.embed_file(text, tmp_path / "out.hdf5", use_sentence_keys=True)
+    assert str(info.value) == (f"sentence 1 ({line!r}) cannot be a key: {why}; without "
+                               f"use_sentence_keys any sentence can be embedded")
+    assert not (tmp_path / "out.hdf5").exists()
+    embedder.embed_file(text, tmp_path / "out.hdf5")  # by index: fine
+    with h5py.File(tmp_path / "out.hdf5") as out:
+        assert json.loads(out["sentence_to_index"][0]) == {"a": "0", line: "1"}
+
+
+def test_sentence_keys_keep_other_punctuation_and_refuse_repeats(
+        embedder: ElmoEmbedder, tmp_path: Path) -> None:
+    text = tmp_path / "in.txt"
+    lines = ["a", "..", "a:b", "$ \\ ?"]
+    text.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    embedder.embed_file(text, tmp_path / "out.hdf5", output_format="top",
+                        use_sentence_keys=True)
+    with h5py.File(tmp_path / "out.hdf5") as out:
+        assert sorted(out) == sorted(lines)
+        for line in lines:
+            np.testing.assert_allclose(out[line][()],
+                                       embedder.embed_sentence(line.split())[-1], atol=1e-6)
+    text.write_text("a\nb\na\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"^sentence 2 repeats an earlier one: without "
+                                        r"use_sentence_keys duplicates can be embedded$"):
+        embedder.embed_file(text, tmp_path / "again.hdf5", use_sentence_keys=True)
+
+
+def test_lines_may_end_in_a_lone_carriage_return(embedder: ElmoEmbedder,
+                                                 tmp_path: Path) -> None:
+    (tmp_path / "cr.txt").write_bytes(b"The cat sat .\rA dog .\r")
+    (tmp_path / "lf.txt").write_bytes(b"The cat sat .\nA dog .\n")
+    embedder.embed_file(tmp_path / "cr.txt", tmp_path / "cr.hdf5")
+    embedder.embed_file(tmp_path / "lf.txt", tmp_path / "lf.hdf5")
+    with h5py.File(tmp_path / "cr.hdf5") as cr, h5py.File(tmp_path / "lf.hdf5") as lf:
+        assert sorted(cr) == sorted(lf) == ["0", "1", "sentence_to_index"]
+        for name in cr:
+            np.testing.assert_array_equal(cr[name][()], lf[name][()])
+
+
+@pytest.mark.parametrize("batch", [None, 5])
+def test_a_batch_that_is_not_sentences_is_refused_in_one_line(embedder: ElmoEmbedder,
+                                                               batch: object) -> None:
+    kind = type(batch).__name__
+    with pytest.raises(DataError) as info:
+        embedder.embed_batch(batch)  # type: ignore[arg-type]
+    assert str(info.value) == f"expected sentences (lists of tokens), got a {kind}"
+    with pytest.raises(DataError) as info:
+        list(embedder.embed_sentences(batch))  # type: ignore[arg-type]
+    assert str(info.value) == f"expected sentences (lists of tokens), got a {kind}"
+
+
+@pytest.mark.parametrize("batch_size", ["2", None, 2.5, 0, True])
+def test_a_batch_size_that_is_not_a_positive_whole_number_is_one_line(
+        embedder: ElmoEmbedder, tmp_path: Path, batch_size: object) -> None:
+    message = f"^batch_size must be a whole number, at least 1, got {re.escape(repr(batch_size))}$"
+    wrong: Any = batch_size
+    with pytest.raises(DataError, match=message):
+        list(embedder.embed_sentences(SENTENCES, batch_size=wrong))
+    text = tmp_path / "in.txt"
+    text.write_text("a b\n", encoding="utf-8")
+    with pytest.raises(DataError, match=message):
+        embedder.embed_file(text, tmp_path / "out.hdf5", batch_size=wrong)
+    assert len(list(embedder.embed_sentences(SENTENCES, batch_size=np.int64(2)))) == 3
+
+
+@pytest.mark.parametrize("gpus, cuda_device, message", [
+    (0, 3, "cuda_device 3: no CUDA device is available here; -1 is the CPU"),
+    (1, 3, "cuda_device 3: this machine has 1 CUDA device (0 to 0); -1 is the CPU"),
+    (0, "0", "cuda_device must be a whole number (-1: the CPU), got '0'"),
+])
+def test_a_cuda_device_this_machine_lacks_is_one_line(
+        tiny_bilm_dir: Path, monkeypatch: pytest.MonkeyPatch, gpus: int, cuda_device: object,
+        message: str) -> None:
+    """Once ``AssertionError: Torch not compiled with CUDA enabled``."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpus > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+    with pytest.raises(DataError) as info:
+        ElmoEmbedder(str(tiny_bilm_dir), cuda_device=cuda_device)  # type: ignore[arg-type]
+    assert str(info.value) == message

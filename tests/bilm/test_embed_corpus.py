@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
@@ -305,7 +306,7 @@ def test_damaged_staging_is_one_line_and_changes_nothing(interrupted: Path, tmp_
     if damage == "a dict of other keys":
         torch.save({"x": 1}, target)
     elif damage == "negative bytes":
-        torch.save({"batches": 1, "bytes": -5, "carried": None}, target)
+        torch.save({"batches": 1, "bytes": -5, "crc32": 0, "carried": None}, target)
     else:
         target.write_bytes(damage)
     with pytest.raises(DataError) as info:
@@ -332,3 +333,233 @@ def test_damaged_staging_from_the_command_line(interrupted: Path, tmp_path: Path
         f"interrupted embed cannot resume; --force starts over"], result.stderr[-2000:]
     assert not output.exists()
     assert run([*args, "--force"]).returncode == 0 and output.is_file()
+
+
+class Interrupted(Exception):
+    """Stands for a kill between a batch's vectors and its record."""
+
+
+def interrupt(text: Path, output: Path, weights: Path, after: int, **options: Any) -> Staging:
+    """Run ``embed_file`` in this process until ``after`` batches are recorded and the next
+    one's vectors written, then stop it as a kill there would: the staging folder stays."""
+    calls = 0
+
+    def fault(name: str) -> None:
+        nonlocal calls
+        calls += 1
+        if calls > after:
+            raise Interrupted
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(embed_module, "fault_point", fault)
+        with pytest.raises(Interrupted):
+            embed_file(text, output, str(weights), progress=False, **options)
+    return Staging(output)
+
+
+TOKEN_BYTES = 3 * 8 * 4  # a token's vectors: 3 layers of 8 float32
+
+
+@pytest.fixture(scope="module")
+def stopped(tiny_bilm_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """text.txt (10 lines), whole-STATE.hdf5, and STATE/out.hdf5's staging after 2 of 5
+    batches of 2 (plus the third's unrecorded vectors), for STATE stateless and stateful."""
+    folder = tmp_path_factory.mktemp("stopped")
+    text = write_text(folder / "text.txt", 10, seed=3)
+    for state in ("stateless", "stateful"):
+        embed_file(text, folder / f"whole-{state}.hdf5", str(tiny_bilm_dir), batch_size=2,
+                   state=state, progress=False)
+        (folder / state).mkdir()
+        staging = interrupt(text, folder / state / "out.hdf5", tiny_bilm_dir, 2, batch_size=2,
+                            state=state)
+        assert torch.load(staging.progress, weights_only=True)["batches"] == 2
+    return folder
+
+
+def stopped_copy(stopped: Path, tmp_path: Path, state: str = "stateless"
+                 ) -> tuple[Path, Staging, dict[str, bytes]]:
+    """A copy of ``stopped``'s STATE run: its output path, staging and staging files' bytes."""
+    shutil.copytree(stopped / state, tmp_path / state)
+    staging = Staging(tmp_path / state / "out.hdf5")
+    return staging.output, staging, {p.name: p.read_bytes() for p in staging.folder.iterdir()}
+
+
+def recover(stopped: Path, output: Path, weights: Path, state: str = "stateless") -> int:
+    return embed_file(stopped / "text.txt", output, str(weights), batch_size=2, state=state,
+                      progress=False, recover=True)
+
+
+def refusal(stopped: Path, output: Path, weights: Path, state: str = "stateless") -> str:
+    """The one-line message of a recovery that must refuse, having written no output."""
+    with pytest.raises(DataError) as info:
+        recover(stopped, output, weights, state)
+    assert not output.exists()
+    return str(info.value)
+
+
+def damaged(path: Path, why: str) -> str:
+    return f"{path}: damaged ({why}), so the interrupted embed cannot resume; --force starts over"
+
+
+def ends(stopped: Path) -> list[int]:
+    """The bytes of the stateless run's vectors after each batch, from the token counts."""
+    lengths = np.array([len(line.split()) for line in
+                        (stopped / "text.txt").read_text("utf-8").splitlines()])
+    batches = schedule(lengths, EmbedOptions(batch_size=2))
+    return [0, *np.cumsum([lengths[b].sum() * TOKEN_BYTES for b in batches]).tolist()]
+
+
+@pytest.mark.parametrize("state", ["stateless", "stateful"])
+def test_a_run_stopped_in_process_recovers_to_the_whole_file(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, state: str) -> None:
+    output, staging, _ = stopped_copy(stopped, tmp_path, state)
+    assert recover(stopped, output, tiny_bilm_dir, state) == 10
+    assert output.read_bytes() == (stopped / f"whole-{state}.hdf5").read_bytes()
+    assert not staging.exists()
+
+
+@pytest.mark.parametrize("change", [
+    lambda r: {**r, "batches": 999}, lambda r: {**r, "batches": 5},
+    lambda r: {**r, "batches": 3}, lambda r: {**r, "bytes": 0},
+    lambda r: {**r, "bytes": r["bytes"] - 3}, lambda r: {**r, "batches": 1},
+], ids=["batches-999", "batches-5", "batches-3", "bytes-0", "bytes-less-3", "batches-1"])
+def test_an_inconsistent_progress_record_is_one_line_and_keeps_the_work(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, change: Any) -> None:
+    """The record's batches and bytes must agree with the input and options (batches 1 with
+    the bytes of 2 once wrote a wrong file): else one line, the folder left as it was."""
+    output, staging, before = stopped_copy(stopped, tmp_path)
+    record = change(torch.load(staging.progress, weights_only=True))
+    torch.save(record, staging.progress)
+    before["progress.pt"] = staging.progress.read_bytes()
+    take = ends(stopped)
+    if record["batches"] == 999:
+        why = "999 batches done, but the input makes 5"
+    else:
+        n = record["batches"]
+        why = (f"bytes {record['bytes']}, but the first {n} batch{'es' if n != 1 else ''} "
+               f"take {take[n]}")
+    assert refusal(stopped, output, tiny_bilm_dir) == damaged(staging.progress, why)
+    assert {p.name: p.read_bytes() for p in staging.folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("damage", ["garbage", "short"])
+def test_vectors_that_do_not_match_their_record_are_one_line(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, damage: str) -> None:
+    """Same-size garbage (once a wrong file at rc 0) fails the record's CRC-32."""
+    output, staging, _ = stopped_copy(stopped, tmp_path)
+    recorded = torch.load(staging.progress, weights_only=True)["bytes"]
+    size = staging.vectors.stat().st_size
+    assert size > recorded  # the third batch's unrecorded vectors
+    if damage == "garbage":
+        staging.vectors.write_bytes(bytes(range(256)) * (size // 256) + bytes(size % 256))
+        why = f"its first {recorded} bytes do not match the CRC-32 in progress.pt"
+    else:
+        staging.vectors.write_bytes(staging.vectors.read_bytes()[:recorded - 4])
+        why = f"{recorded - 4} bytes, but progress.pt records {recorded}"
+    before = staging.vectors.read_bytes()
+    assert refusal(stopped, output, tiny_bilm_dir) == damaged(staging.vectors, why)
+    assert staging.vectors.read_bytes() == before  # nothing truncated
+
+
+def nan_state(state: list) -> list:
+    state[0] = (torch.full_like(state[0][0], float("nan")), state[0][1])
+    return state
+
+
+@pytest.mark.parametrize("state, change, why", [
+    ("stateful", lambda s: [(h[:1], c[:1]) for h, c in s],
+     "carried LSTM state 0: h has shape (1, 4), not (2, 4)"),
+    ("stateful", lambda s: [], "the carried LSTM state is not 4 (h, c) pairs"),
+    ("stateful", lambda s: [(h.double(), c.double()) for h, c in s],
+     "carried LSTM state 0: h is float64, not float32"),
+    ("stateful", lambda s: None, "no carried LSTM state after 2 stateful batches"),
+    ("stateful", nan_state, "carried LSTM state 0: h is not finite"),
+    ("stateful", lambda s: [*s[:3], (s[3][0], "c")],
+     "carried LSTM state 3 is not an (h, c) pair of tensors"),
+    ("stateless", lambda s: [(torch.zeros(2, 4), torch.zeros(2, 16))] * 4,
+     "a carried LSTM state in a stateless run"),
+], ids=["shape", "empty", "float64", "none", "nan", "not-a-tensor", "stateless"])
+def test_a_damaged_carried_state_is_one_line_and_keeps_the_work(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, state: str, change: Any,
+        why: str) -> None:
+    """The LSTM state a stateful recovery carries on must be the biLM's: (h, c) per layer and
+    direction, (rows, 4) and (rows, 16), float32, finite (NaN once gave NaN vectors at rc 0)."""
+    output, staging, _ = stopped_copy(stopped, tmp_path, state)
+    record = torch.load(staging.progress, weights_only=True)
+    record["carried"] = change(record["carried"])
+    torch.save(record, staging.progress)
+    before = {p.name: p.read_bytes() for p in staging.folder.iterdir()}
+    assert refusal(stopped, output, tiny_bilm_dir, state) == damaged(staging.progress, why)
+    assert {p.name: p.read_bytes() for p in staging.folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("name", ["vectors.bin", "settings.json", "progress.pt"])
+def test_a_missing_staging_file_is_one_line_and_keeps_the_folder(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, name: str) -> None:
+    """A deleted vectors.bin was a write error that removed the folder; a deleted progress.pt
+    beside recorded vectors started over. Now: one line, and the rest is kept."""
+    output, staging, before = stopped_copy(stopped, tmp_path)
+    (staging.folder / name).unlink()
+    del before[name]
+    assert refusal(stopped, output, tiny_bilm_dir) == damaged(staging.folder / name, "missing")
+    assert {p.name: p.read_bytes() for p in staging.folder.iterdir()} == before
+
+
+def test_a_file_in_the_staging_folders_place(stopped: Path, tmp_path: Path,
+                                             tiny_bilm_dir: Path) -> None:
+    """Not a folder: --recover refuses in one line, --force replaces it (once 'File exists')."""
+    output = tmp_path / "out.hdf5"
+    staging = Staging(output)
+    staging.folder.write_text("not ours\n", encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        embed_file(stopped / "text.txt", output, str(tiny_bilm_dir), batch_size=2,
+                   progress=False)
+    assert str(info.value) == (f"{output}: an interrupted embed left {staging.folder}; "
+                               f"--recover finishes it, --force starts over")
+    assert refusal(stopped, output, tiny_bilm_dir) == damaged(staging.folder, "not a folder")
+    assert staging.folder.read_text(encoding="utf-8") == "not ours\n"
+    assert embed_file(stopped / "text.txt", output, str(tiny_bilm_dir), batch_size=2,
+                      progress=False, force=True) == 10
+    assert output.read_bytes() == (stopped / "whole-stateless.hdf5").read_bytes()
+    assert not staging.exists()
+
+
+@pytest.mark.parametrize("link", [False, True], ids=["same-path", "symlink"])
+def test_the_output_cannot_be_the_input(tmp_path: Path, tiny_bilm_dir: Path,
+                                        link: bool) -> None:
+    """``embed one.txt one.txt --force`` once replaced the text with its vectors."""
+    text = write_text(tmp_path / "one.txt", 3)
+    before = text.read_bytes()
+    output = tmp_path / "link.hdf5" if link else text
+    if link:
+        output.symlink_to(text)
+    with pytest.raises(DataError) as info:
+        embed_file(text, output, str(tiny_bilm_dir), progress=False, force=True)
+    assert str(info.value) == f"{output}: the input itself; write the vectors to another file"
+    assert text.read_bytes() == before
+
+
+def test_lines_may_end_in_a_lone_carriage_return(tmp_path: Path, tiny_bilm_dir: Path) -> None:
+    """Old Mac files (CR only) were one sentence; lines end as Python's universal newlines."""
+    lines = ["the cat sat", "", "a dog", "on a mat ."]
+    outputs = []
+    for name, end in (("lf", "\n"), ("cr", "\r"), ("crlf", "\r\n")):
+        text = tmp_path / f"{name}.txt"
+        text.write_bytes("".join(line + end for line in lines).encode("utf-8"))
+        assert embed_file(text, tmp_path / f"{name}.hdf5", str(tiny_bilm_dir),
+                          progress=False) == 4
+        outputs.append((tmp_path / f"{name}.hdf5").read_bytes())
+    assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_bytes(b"the cat sat\r\n\ra dog\ron a mat .")
+    assert embed_file(mixed, tmp_path / "mixed.hdf5", str(tiny_bilm_dir), progress=False) == 4
+    assert (tmp_path / "mixed.hdf5").read_bytes() == outputs[0]
+
+
+@pytest.mark.parametrize("batch_size", ["2", None, 2.5, 0, True])
+def test_a_batch_size_that_is_not_a_positive_whole_number_is_one_line(
+        tmp_path: Path, tiny_bilm_dir: Path, batch_size: Any) -> None:
+    with pytest.raises(DataError) as info:
+        embed_file(write_text(tmp_path / "t.txt", 2), tmp_path / "o.hdf5", str(tiny_bilm_dir),
+                   batch_size=batch_size, progress=False)
+    assert str(info.value) == f"batch_size must be a whole number, at least 1, got {batch_size!r}"
