@@ -131,6 +131,7 @@ def read_gold(path: str | Path) -> dict[str, Example]:
         check_one_referent,
         gender_of,
         is_header,
+        line_end_hint,
     )
 
     resolved = resolve_data_path(path)
@@ -145,7 +146,8 @@ def read_gold(path: str | Path) -> dict[str, Example]:
         if not header:  # the first line must be the header, never an example read as one
             if not is_header(cells):
                 raise DataError(f"{where}: a GAP gold file starts with its header, the "
-                                f"{len(COLUMNS)} columns {' '.join(COLUMNS)}, tab-separated")
+                                f"{len(COLUMNS)} columns {' '.join(COLUMNS)}, tab-separated"
+                                f"{line_end_hint(line)}")
             header = True
             continue
         if len(cells) != len(COLUMNS):

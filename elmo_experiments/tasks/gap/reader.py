@@ -54,6 +54,12 @@ def parse_bool(value: str, field: str, where: str) -> bool:
     raise DataError(f"{where}: {field} is {value!r}, not TRUE or FALSE")
 
 
+def line_end_hint(line: str) -> str:
+    """A hint for a first line that holds the whole file: lines ending in a lone CR."""
+    return " (its lines end in a lone CR, old Mac style: convert them to LF)" \
+        if "\r" in line.rstrip("\r\n") else ""
+
+
 def is_header(cells: list[str]) -> bool:
     """Whether a line's tab-separated ``cells`` are GAP's header."""
     return tuple(c.strip() for c in cells) == COLUMNS
@@ -143,7 +149,7 @@ class GapReader:
             if not header:
                 if not is_header(cells):
                     raise DataError(f"{where}: the header must be the {len(COLUMNS)} columns "
-                                    f"{' '.join(COLUMNS)}, tab-separated")
+                                    f"{' '.join(COLUMNS)}, tab-separated{line_end_hint(line)}")
                 header = True
                 continue
             if len(cells) != len(COLUMNS):

@@ -147,3 +147,14 @@ def test_labels_other_than_true_or_false_and_unmatched_ids_are_warned_about(
     assert [r.getMessage() for r in caplog.records] == [
         f"{system}: none of its 2 IDs is in {gold} (first: 'x1'), so every example counts as "
         f"unanswered; are they the same split?"]
+
+
+def test_a_gold_file_with_lone_cr_line_ends_says_so(files: tuple[Path, Path]) -> None:
+    from elmo_experiments.errors import DataError
+
+    gold, system = files
+    gold.write_bytes(gold.read_bytes().replace(b"\n", b"\r"))
+    with pytest.raises(DataError, match=r"gold.tsv:1: a GAP gold file starts with its header.*"
+                                        r" \(its lines end in a lone CR, old Mac style: convert "
+                                        r"them to LF\)$"):
+        score_files(gold, system)

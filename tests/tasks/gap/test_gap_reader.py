@@ -127,3 +127,10 @@ def test_text_to_instance_is_unlabelled() -> None:
                                               "Cleo Dunn", 13)
     assert instance["a_coref"] is None and instance["gender"] == "F"
     assert _spanned(instance, "pronoun") == "her"
+
+
+def test_a_file_with_lone_cr_line_ends_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "gap.tsv"
+    path.write_bytes((HEADER + _row()).replace("\n", "\r").encode("utf-8"))
+    with pytest.raises(DataError, match=r"convert them to LF\)$"):
+        GapReader({}).read(path)
