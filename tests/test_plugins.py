@@ -17,14 +17,14 @@ SAMPLE = ROOT / "reproduction" / "ner" / "sample"
 PLUGIN = '''
 import torch
 
-from elmo_experiments.config.registry import Param, register
+from elmo_experiments.config.registry import register
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
 
 
 class ToyTagger(torch.nn.Module):
     """A tag per token from its word embedding alone."""
 
-    def __init__(self, vocab, embedding_dim):
+    def __init__(self, vocab, embedding_dim: int = 8):
         super().__init__()
         self.embedding = torch.nn.Embedding(vocab.size("tokens"), embedding_dim)
         self.output = torch.nn.Linear(embedding_dim, vocab.size("labels"))
@@ -44,8 +44,7 @@ class ToyTagger(torch.nn.Module):
                 for meta, row in zip(batch.metadata, output["logits"])]
 
 
-register("model", "toy_tagger", params=[Param("embedding_dim", int, 8)],
-         context=("vocab",))(ToyTagger)
+register("model", "toy_tagger", context=("vocab",))(ToyTagger)
 '''
 
 

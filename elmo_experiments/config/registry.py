@@ -1,18 +1,27 @@
-"""An explicit registry: each component declares its parameters; no reflection on annotations.
+"""The registry of components; each parameter is declared once, in its builder's signature.
 
-``@register("model", "crf_tagger", params=[...], context=("vocab",))`` records a builder and the
-parameters a config may give it. Validation (``validate.py``) checks a whole config against these
-declarations before anything is built; builders receive validated values and nested ``Spec``s.
+``register("model", "crf_tagger", context=("vocab",))(CrfTagger)`` records a builder; the
+parameters a config may give it are the builder's own (its context, what the assembly passes,
+apart): name, default (none: required) and type from the signature, and what a signature cannot
+say from ``Annotated`` metadata: ``Bounds`` (``Probability``, ``Size``: the common ones),
+``Check`` and ``Component`` (a nested component's registry category), and ``Literal`` choices.
+Validation (``validate.py``) checks a whole config against them before anything is built;
+builders receive validated values and nested ``Spec``s. A ``Param`` given to ``register`` adds
+to the signature's (a nested object's ``fields``), and an open-ended builder (``**params``)
+declares all of its own.
 """
 
 from __future__ import annotations
 
 import difflib
+import inspect
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from elmo_experiments.config.external import ExternalFiles
 from elmo_experiments.errors import ConfigError, ConfigValueError, RegistryNotFilled
@@ -97,6 +106,132 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Bounds:
+    """``Annotated`` metadata: the inclusive range of a number (or of each number of a list)."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Check:
+    """``Annotated`` metadata: names what is wrong with a well-typed value, or None."""
+
+    function: Callable[[Any], str | None]
+
+
+@dataclass(frozen=True)
+class Component:
+    """``Annotated`` metadata: a nested component of registry ``category`` (``mapping``: an
+    object of named ones, ``sequence``: a list of them)."""
+
+    category: str
+    mapping: bool = False
+    sequence: bool = False
+
+
+Probability = Annotated[float, Bounds(*PROBABILITY)]  # dropout rates
+Size = Annotated[int, Bounds(*AT_LEAST_ONE)]  # counts and widths
+Sizes = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(sizes)]  # one width per layer
+TokenEmbedders = Annotated[dict[str, "Spec"], Component("token_embedder", mapping=True)]
+TokenIndexers = Annotated[dict[str, "Spec"], Component("token_indexer", mapping=True)]
+Encoder = Annotated["Spec", Component("seq2seq_encoder")]
+
+_KINDS = {int: int, float: float, str: str, bool: bool, list: list, tuple: list, dict: dict,
+          Sequence: list, Mapping: dict}
+
+
+def _kind(annotation: Any) -> type | tuple[type, ...] | None:
+    """The JSON type(s) an annotation admits (None: anything, e.g. ``Any`` or a ``Spec``)."""
+    origin = typing.get_origin(annotation) or annotation
+    if origin in (types.UnionType, typing.Union):
+        kinds: list[type] = []
+        for member in typing.get_args(annotation):
+            if member is type(None):
+                continue
+            kind = _kind(member)
+            if kind is None:
+                return None
+            kinds += kind if isinstance(kind, tuple) else [kind]
+        unique = tuple(dict.fromkeys(kinds))
+        return unique[0] if len(unique) == 1 else unique
+    if origin is Literal:
+        return _kind(type(typing.get_args(annotation)[0]))
+    return _KINDS.get(origin)
+
+
+def from_signature(name: str, annotation: Any, default: Any) -> Param:
+    """A builder parameter as the validator checks it: its type, default and metadata."""
+    metadata: tuple[Any, ...] = ()
+    if typing.get_origin(annotation) is Annotated:
+        annotation, *extra = typing.get_args(annotation)
+        metadata = tuple(extra)
+    choices = None
+    plain = [a for a in typing.get_args(annotation) if a is not type(None)]
+    literal = annotation if typing.get_origin(annotation) is Literal else next(
+        (a for a in plain if typing.get_origin(a) is Literal), None)
+    if literal is not None:
+        choices = typing.get_args(literal)
+    param = Param(name, _kind(annotation), default, choices=choices)
+    for item in metadata:
+        if isinstance(item, Bounds):
+            param = replace(param, bounds=(item.low, item.high))
+        elif isinstance(item, Check):
+            param = replace(param, check=item.function)
+        elif isinstance(item, Component):
+            param = replace(param, kind=None, component=item.category, mapping=item.mapping,
+                            sequence=item.sequence)
+    return param
+
+
+def _same(one: Any, other: Any) -> bool:
+    """Defaults alike, a list and a tuple (a dict and a read-only mapping) of equal items
+    alike, each leaf's type kept (``1`` is not ``1.0`` nor ``True``)."""
+    if isinstance(one, Mapping) and isinstance(other, Mapping):
+        return one.keys() == other.keys() and all(_same(one[k], other[k]) for k in one)
+    if isinstance(one, list | tuple) and isinstance(other, list | tuple):
+        return len(one) == len(other) and all(map(_same, one, other))
+    return type(one) is type(other) and one == other
+
+
+def builder_params(where: str, builder: Callable[..., Any], declared: Sequence[Param],
+                   context: tuple[str, ...]) -> tuple[Param, ...]:
+    """The parameters a config may give ``builder``: its signature's (but the ``context``
+    names), each completed by the ``declared`` Param of its name; an open-ended builder
+    (``**params``) takes the declared ones after them."""
+    target = builder.__init__ if isinstance(builder, type) else builder
+    hints = typing.get_type_hints(target, include_extras=True)
+    extra = {param.name: param for param in declared}
+    params = []
+    open_ended = False
+    for part in inspect.signature(builder).parameters.values():
+        if part.kind is part.VAR_KEYWORD:
+            open_ended = True
+        if part.name in context or part.kind in (part.VAR_KEYWORD, part.VAR_POSITIONAL):
+            continue
+        default = REQUIRED if part.default is part.empty else part.default
+        param = from_signature(part.name, hints.get(part.name, Any), default)
+        given = extra.pop(part.name, None)
+        if given is not None:
+            if given.default is not REQUIRED and not _same(given.default, default):
+                raise ValueError(f"{where}: {part.name} defaults to {given.default!r} here, to "
+                                 f"{default!r} in its builder: give it once, in the builder")
+            nested = given.component is not None or given.fields is not None
+            param = replace(given, kind=given.kind if nested else given.kind or param.kind,
+                            default=default,
+                            choices=given.choices or param.choices,
+                            bounds=given.bounds or param.bounds,
+                            check=given.check or param.check,
+                            component=given.component or param.component,
+                            mapping=given.mapping or param.mapping,
+                            sequence=given.sequence or param.sequence)
+        params.append(param)
+    if extra and not open_ended:
+        raise ValueError(f"{where}: {', '.join(extra)} not parameters of its builder")
+    return (*params, *extra.values())
+
+
+@dataclass(frozen=True)
 class Entry:
     """A registered component: its builder, declared parameters and build-time context."""
 
@@ -155,20 +290,24 @@ def _registry() -> dict[str, dict[str, Entry]]:
 def register(
     category: str,
     name: str,
-    params: list[Param] | tuple[Param, ...],
+    params: list[Param] | tuple[Param, ...] = (),
     context: tuple[str, ...] = (),
     check: Callable[[dict[str, Any]], str | None] | None = None,
     external_files: ExternalFiles | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``builder`` under ``category``/``name`` with its declared parameters;
-    ``check`` names a problem among the values together (e.g. two ways to give one thing);
-    ``external_files``: the files it reads besides its config (``config/external.py``)."""
+    """Register ``builder`` under ``category``/``name``: its parameters are its signature's
+    (``builder_params``; ``params`` adds what it cannot say); ``context``: what the builder
+    receives from its owner rather than from the config; ``check`` names a problem among the
+    values together (e.g. two ways to give one thing); ``external_files``: the files it reads
+    besides its config (``config/external.py``)."""
 
     def decorate(builder: Callable[..., Any]) -> Callable[..., Any]:
         entries = _REGISTRY.setdefault(category, {})
         if name in entries and entries[name].builder is not builder:
             raise ValueError(f"{category} {name!r} is registered twice")
-        entries[name] = Entry(category, name, builder, tuple(params), context, check,
+        where = f"{category} {name!r}"
+        entries[name] = Entry(category, name, builder,
+                              builder_params(where, builder, params, context), context, check,
                               external_files)
         return builder
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from elmo_experiments.config.registry import REQUIRED, Param, Spec, lookup, suggest
@@ -48,7 +49,7 @@ class Validator:
 
     def fields(self, config: Any, params: tuple[Param, ...], path: str) -> dict[str, Any]:
         """Check an object against declared params; return values with defaults filled in."""
-        if not isinstance(config, dict):
+        if not isinstance(config, Mapping):
             self.problems.append(f"{path or '<top>'}: expected an object, got {config!r}")
             return {}
         known = {p.name: p for p in params}
@@ -88,7 +89,7 @@ class Validator:
                         for i, v in enumerate(value)]
             return self.component(value, param.component, path)
         if param.fields is not None and param.sequence:
-            if not isinstance(value, list):
+            if not isinstance(value, list | tuple):  # a JSON list, or a builder's default
                 self.problems.append(f"{path}: expected a list of objects, got {value!r}")
                 return []
             return [self.fields(v, param.fields, f"{path}.{i}") for i, v in enumerate(value)]

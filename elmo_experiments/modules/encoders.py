@@ -82,6 +82,7 @@ RNN_PARAMS = [
     Param("bidirectional", bool, True),
     Param("input_dropout", float, 0.5, bounds=PROBABILITY),
 ]
-register("seq2seq_encoder", "lstm", params=RNN_PARAMS, context=("input_dim",))(StackedRnn)
+register("seq2seq_encoder", "lstm", params=RNN_PARAMS, context=("input_dim",))(
+    lambda input_dim, **params: StackedRnn(input_dim, cell="lstm", **params))
 register("seq2seq_encoder", "gru", params=RNN_PARAMS, context=("input_dim",))(
     lambda input_dim, **params: StackedRnn(input_dim, cell="gru", **params))

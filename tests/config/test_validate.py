@@ -436,11 +436,10 @@ def test_register_twice_with_another_builder_fails(scratch_category: str) -> Non
 
 
 def test_spec_build_passes_params_and_context(scratch_category: str) -> None:
-    def build(size: int, vocab: str) -> tuple[int, str]:
+    def build(vocab: str, size: int = 3) -> tuple[int, str]:
         return size, vocab
 
-    register(scratch_category, "built", params=[Param("size", int, 3)],
-             context=("vocab",))(build)
+    register(scratch_category, "built", context=("vocab",))(build)
     validator = Validator()
     spec = validator.component({"type": "built"}, scratch_category, "x")
     assert validator.problems == []
@@ -477,7 +476,7 @@ def test_optimizer_values_are_checked_at_validation_time(config: dict, problem: 
 def test_only_component_value_errors_become_config_errors() -> None:
     """A builder's ConfigValueError is a one-line config error with the dotted path; any other
     ValueError (a bug deep inside a library) keeps its traceback."""
-    from elmo_experiments.config.registry import Param, Spec, register
+    from elmo_experiments.config.registry import Spec, register
     from elmo_experiments.errors import ConfigValueError
 
     def refuse(kind: str) -> None:
