@@ -85,6 +85,8 @@ class ElmoComponent:
                 self.mix).all()):
             raise ValueError(f"{name}: mix and gamma must be finite float32 numbers, got "
                              f"mix {mix} and gamma {gamma}")
+        if mix is None and gamma != 1.0:
+            raise ValueError(f"{name}: gamma scales a mix: give mix too, or leave gamma out")
         self.batch_size = _batch_size(name, batch_size)
 
     @property
@@ -97,7 +99,12 @@ class ElmoComponent:
     def vectors(self, layers: np.ndarray) -> np.ndarray:
         """(layers, tokens, dim) -> (tokens, width) as configured."""
         if self.mix is not None:
-            return float(self.gamma) * np.tensordot(self.mix, layers, axes=1)
+            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+                mixed = float(self.gamma) * np.tensordot(self.mix, layers, axes=1)
+            if not np.isfinite(mixed).all():
+                raise ValueError(f"{self.name}: the mixed vectors overflow float32: mix (times "
+                                 f"gamma) too large")
+            return mixed
         if self.layers is not None:
             return np.concatenate([layers[i] for i in self.layers], axis=-1)
         return layers.mean(axis=0)

@@ -16,6 +16,7 @@ AllenNLP's behaviour. The layers are those of ``elmo-exp embed`` and of ``Elmo``
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from numbers import Integral
@@ -192,10 +193,19 @@ class ElmoEmbedder:
             raise DataError(f"output_format must be one of {OUTPUT_FORMATS}, got "
                             f"{output_format!r}")
         check_batch_size(batch_size)
+        if not isinstance(output_file_path, str | Path):
+            raise DataError(f"output_file_path must be a path, got {output_file_path!r}")
         if isinstance(input_file, (str, Path)):
+            if Path(output_file_path).exists() and os.path.samefile(input_file,
+                                                                    output_file_path):
+                raise DataError(f"{output_file_path}: the input itself; write the vectors to "
+                                f"another file")
             sentences = [line.strip() for line in text_lines(input_file)]
-        else:
+        elif hasattr(input_file, "__iter__") and hasattr(input_file, "__enter__"):
             sentences = self._read_lines(input_file)
+        else:
+            raise DataError(f"input_file must be a path or an open text file, got "
+                            f"{input_file!r}")
         blank = [i for i, line in enumerate(sentences) if not line]
         if blank:
             raise DataError(f"the input file has empty lines at indexes {blank[:10]}"

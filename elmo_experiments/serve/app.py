@@ -140,7 +140,11 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
             raise RequestError("bilm", "no biLM is loaded (start with --bilm)", 404)
 
         def chosen(body: Any, lim: Limits, deadline: float) -> dict[str, Any]:
-            name = body.get("bilm", next(iter(embedders))) if isinstance(body, dict) else None
+            if not isinstance(body, dict):
+                raise RequestError("body", f"must be a JSON object, got {type(body).__name__}")
+            name = body.get("bilm")
+            if name is None:  # absent or null: the default biLM
+                name = next(iter(embedders))
             if not isinstance(name, str) or name not in embedders:
                 raise RequestError("bilm", f"one of {', '.join(embedders)}")
             return embedders[name].embed(body, lim, deadline)

@@ -51,6 +51,9 @@ def request_items(body: Any, limits: Limits) -> tuple[list[dict[str, Any]], str]
         raise RequestError(given[1], f"give one of text, texts, instances (got {given})")
     if given == ["texts"] or given == ["instances"]:
         key = given[0]
+        others = sorted(set(body) - {key})
+        if others:
+            raise RequestError(others[0], f"give the inputs in {key} alone")
         items = _listed(body, key, limits)
         if key == "texts":
             return [{"text": _text(t, f"texts[{i}]", limits)} for i, t in enumerate(items)], key
@@ -288,7 +291,8 @@ def _number(value: Any, field: str) -> float:
 def _selection(body: dict[str, Any], num_layers: int
                ) -> tuple[list[int], list[float] | None, float]:
     """``layers`` (indices, default all) or ``mix`` (one weight per layer, softmax-normalised
-    when ``normalize`` is true) and ``gamma`` (the mix's scale)."""
+    when ``normalize`` is true) and ``gamma`` (the mix's scale); a null is no value."""
+    body = {key: value for key, value in body.items() if value is not None}
     if "layers" in body and "mix" in body:
         raise RequestError("mix", "give layers or mix, not both")
     for key in ("normalize", "gamma"):
@@ -312,5 +316,5 @@ def _selection(body: dict[str, Any], num_layers: int
         if not isinstance(normalize, bool):
             raise RequestError("normalize", f"must be true or false, got {normalize!r}")
         if normalize:
-            mix = torch.softmax(torch.tensor(mix), dim=0).tolist()
+            mix = torch.softmax(torch.tensor(mix, dtype=torch.float64), dim=0).tolist()
     return layers, mix, _number(body.get("gamma", 1.0), "gamma")

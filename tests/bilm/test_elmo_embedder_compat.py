@@ -214,3 +214,21 @@ def test_a_cuda_device_this_machine_lacks_is_one_line(
     with pytest.raises(DataError) as info:
         ElmoEmbedder(str(tiny_bilm_dir), cuda_device=cuda_device)  # type: ignore[arg-type]
     assert str(info.value) == message
+
+
+def test_embed_file_refuses_its_input_as_output_and_what_is_no_file(
+        tiny_bilm_dir: Path, tmp_path: Path) -> None:
+    from elmo_experiments.errors import DataError
+
+    text = tmp_path / "same.txt"
+    text.write_text("a b\n", encoding="utf-8")
+    embedder = ElmoEmbedder(str(tiny_bilm_dir))
+    with pytest.raises(DataError, match=r"same.txt: the input itself; write the vectors to "
+                                        r"another file$"):
+        embedder.embed_file(str(text), str(text))
+    assert text.read_text(encoding="utf-8") == "a b\n"
+    with pytest.raises(DataError, match=r"^input_file must be a path or an open text file, "
+                                        r"got None$"):
+        embedder.embed_file(None, str(tmp_path / "out.hdf5"))  # type: ignore[arg-type]
+    with pytest.raises(DataError, match=r"^output_file_path must be a path, got None$"):
+        embedder.embed_file(str(text), None)  # type: ignore[arg-type]

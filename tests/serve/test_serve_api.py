@@ -133,6 +133,9 @@ def test_every_task_takes_its_inputs(archive_of) -> None:
     assert client.post("/predict/srl", json={"text": "Anna ate it."}).status_code == 200
     bad = client.post("/predict/srl", json={"tokens": ["a"], "predicates": [4]})
     assert bad.status_code == 400 and bad.json()["error"].startswith("predicates")
+    both = client.post("/predict/srl", json={"text": "a b", "tokens": ["a", "b"],
+                                             "predicates": [1]})
+    assert both.json() == {"error": "tokens: give text or tokens, not both"}
     coref = client.post("/predict/coref", json={"text": "Anna came. She sat."}).json()
     record = coref["results"][0][0]
     assert record["tokens"] == ["Anna", "came", ".", "She", "sat", "."]
@@ -188,10 +191,19 @@ def test_embed_numbers_beyond_float_and_overflowing_mixes_are_400s(client: TestC
                                                      "'yes'"),
             ({"layers": [0], "gamma": 2.0}, "gamma: applies to a mix: give mix too, or leave "
                                             "it out"),
-            ({"normalize": True}, "normalize: applies to a mix: give mix too, or leave it out")):
+            ({"normalize": True}, "normalize: applies to a mix: give mix too, or leave it out"),
+            ({"mix": None, "gamma": 5}, "gamma: applies to a mix"),  # a null is no mix
+            ({"bilm": None, "mix": [1e39, 0, 0], "normalize": True}, None)):  # softmax: [1, 0, 0]
         response = client.post("/embed", json={"tokens": [["a", "b"]], **body})
+        if error is None:
+            assert response.status_code == 200, response.text
+            continue
         assert response.status_code == 400
         assert response.json()["error"].startswith(error), response.json()
+    for raw, kind in ((b"[]", "list"), (b"null", "NoneType"), (b'"text"', "str"), (b"12", "int")):
+        response = client.post("/embed", content=raw)
+        assert response.status_code == 400
+        assert response.json()["error"] == f"body: must be a JSON object, got {kind}"
 
 
 @pytest.mark.parametrize("body", [b'{"text": "\\ud800 Paris"}', b'{"\\udfff": "Paris"}',
@@ -204,14 +216,18 @@ def test_a_lone_surrogate_anywhere_in_a_body_is_a_400(client: TestClient, body: 
     assert not [r for r in caplog.records if r.exc_info]
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"text": "Anna lives in Paris.", "tokens": ["Anna"]}, "tokens"),
-    ({"instances": [{"tokens": ["a"], "text": "b"}]}, "instances[0].tokens")])
+@pytest.mark.parametrize(("body", "error"), [
+    ({"text": "Anna lives in Paris.", "tokens": ["Anna"]}, "tokens: give text or tokens, not both"),
+    ({"instances": [{"tokens": ["a"], "text": "b"}]},
+     "instances[0].tokens: give text or tokens, not both"),
+    ({"texts": ["a"], "tokens": ["b"]}, "tokens: give the inputs in texts alone"),
+    ({"instances": [{"text": "a"}], "tokens": ["b"]}, "tokens: give the inputs in instances "
+                                                      "alone")])
 def test_two_ways_to_give_one_input_are_refused(client: TestClient, body: dict,
-                                                field: str) -> None:
+                                                error: str) -> None:
     response = client.post("/predict/ner", json=body)
     assert response.status_code == 400
-    assert response.json()["error"] == f"{field}: give text or tokens, not both"
+    assert response.json()["error"] == error
 
 
 def test_elmo_exp_serve_from_the_command_line(archive_of, tmp_path: Path) -> None:

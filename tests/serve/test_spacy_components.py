@@ -83,12 +83,22 @@ def test_bad_settings_are_refused(tiny_bilm_dir: Path) -> None:
     ({"batch_size": 0}, "batch_size must be a positive integer, got 0"),
     ({"batch_size": -1}, "batch_size must be a positive integer, got -1"),
     ({"mix": [1e39, 1.0, 1.0]}, "mix and gamma must be finite float32 numbers"),
-    ({"mix": [1.0, 1.0, 1.0], "gamma": 1e39}, "mix and gamma must be finite float32 numbers")])
+    ({"mix": [1.0, 1.0, 1.0], "gamma": 1e39}, "mix and gamma must be finite float32 numbers"),
+    ({"gamma": 5.0}, "gamma scales a mix: give mix too, or leave gamma out"),
+    ({"layers": [0], "gamma": 5.0}, "gamma scales a mix")])
 def test_sizes_and_numbers_out_of_range_are_refused_when_added(
         tiny_bilm_dir: Path, config: dict, error: str) -> None:
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match=f"^elmo: {error}"):
         nlp.add_pipe("elmo", config={"weights": str(tiny_bilm_dir), **config})
+
+
+def test_a_mix_whose_vectors_overflow_is_refused(tiny_bilm_dir: Path) -> None:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo", config={"weights": str(tiny_bilm_dir), "mix": [1e30, 1e30, 1e30],
+                                 "gamma": 1e30})
+    with pytest.raises(ValueError, match=r"^elmo: the mixed vectors overflow float32"):
+        nlp("a b")
 
 
 def test_whitespace_tokens_stay_out_of_the_biLM(tiny_bilm_dir: Path) -> None:

@@ -128,6 +128,7 @@ def read_gold(path: str | Path) -> dict[str, Example]:
     """A GAP TSV (header first): each example's gold labels and its pronoun's gender."""
     from elmo_experiments.tasks.gap.reader import (
         COLUMNS,
+        check_id,
         check_one_referent,
         gender_of,
         is_header,
@@ -152,7 +153,7 @@ def read_gold(path: str | Path) -> dict[str, Example]:
             continue
         if len(cells) != len(COLUMNS):
             raise DataError(f"{where}: {len(cells)} tab-separated columns, a GAP file has "
-                            f"{len(COLUMNS)}")
+                            f"{len(COLUMNS)}{line_end_hint(line)}")
         row = dict(zip(COLUMNS, cells, strict=True))
         gender = gender_of(row["Pronoun"])
         if gender is None:
@@ -162,8 +163,7 @@ def read_gold(path: str | Path) -> dict[str, Example]:
         if None in labels:
             raise DataError(f"{where}: A-coref and B-coref must be TRUE or FALSE")
         check_one_referent(labels[0], labels[1], where)
-        if not row["ID"].strip():
-            raise DataError(f"{where}: the ID is empty")
+        check_id(row["ID"], where)
         if row["ID"] in found:  # the reader refuses it too: one gold answer an example
             raise DataError(f"{where}: ID {row['ID']!r} again (first on line "
                             f"{lines[row['ID']]})")
@@ -184,6 +184,9 @@ def read_system(path: str | Path) -> dict[str, Example]:
         if not line.strip():
             continue
         cells = line.rstrip("\r\n").split("\t")
+        if "\r" in line.rstrip("\r\n"):
+            raise DataError(f"{resolved}:{number}: its lines end in a lone CR, old Mac style: "
+                            f"convert them to LF")
         if len(cells) < 3:
             raise DataError(f"{resolved}:{number}: expected ID, A-coref and B-coref, "
                             f"tab-separated")

@@ -60,6 +60,14 @@ def line_end_hint(line: str) -> str:
         if "\r" in line.rstrip("\r\n") else ""
 
 
+def check_id(example_id: str, where: str) -> None:
+    """An example's ID: not empty, no spaces at its ends (``t-1 `` would be another ID)."""
+    if not example_id.strip():
+        raise DataError(f"{where}: the ID is empty")
+    if example_id != example_id.strip():
+        raise DataError(f"{where}: the ID {example_id!r} has spaces at its ends")
+
+
 def is_header(cells: list[str]) -> bool:
     """Whether a line's tab-separated ``cells`` are GAP's header."""
     return tuple(c.strip() for c in cells) == COLUMNS
@@ -154,10 +162,9 @@ class GapReader:
                 continue
             if len(cells) != len(COLUMNS):
                 raise DataError(f"{where}: {len(cells)} tab-separated columns, GAP has "
-                                f"{len(COLUMNS)} ({' '.join(COLUMNS)})")
+                                f"{len(COLUMNS)} ({' '.join(COLUMNS)}){line_end_hint(line)}")
             row = dict(zip(COLUMNS, cells, strict=True))
-            if not row["ID"].strip():
-                raise DataError(f"{where}: the ID is empty")
+            check_id(row["ID"], where)
             if row["ID"] in seen:
                 raise DataError(f"{where}: ID {row['ID']!r} again (first on line "
                                 f"{seen[row['ID']]})")

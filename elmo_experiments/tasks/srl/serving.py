@@ -14,6 +14,7 @@ from elmo_experiments.serve.task_serving import (
     RequestError,
     TaskServing,
     doc_pieces,
+    one_of,
     sentences,
     tokens,
 )
@@ -25,6 +26,7 @@ def instances(item: dict[str, Any], where: str, limits: Limits,
     """One instance per predicate: the ``predicates`` given (token indices, with ``tokens``),
     else every word of every sentence (frames without arguments are dropped by ``finish``)."""
     if "predicates" in item:
+        one_of(item, where, "text", "tokens")
         if "tokens" not in item:
             raise RequestError(f"{where}predicates", "needs tokens (indices point into them)")
         words = tokens(item["tokens"], f"{where}tokens", limits)

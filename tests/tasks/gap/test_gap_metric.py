@@ -158,3 +158,33 @@ def test_a_gold_file_with_lone_cr_line_ends_says_so(files: tuple[Path, Path]) ->
                                         r" \(its lines end in a lone CR, old Mac style: convert "
                                         r"them to LF\)$"):
         score_files(gold, system)
+
+
+def test_a_system_file_with_lone_cr_line_ends_is_refused_not_scored_zero(
+        files: tuple[Path, Path]) -> None:
+    from elmo_experiments.errors import DataError
+
+    gold, system = files
+    system.write_bytes(system.read_bytes().replace(b"\n", b"\r"))
+    with pytest.raises(DataError, match=r"system.tsv:1: its lines end in a lone CR"):
+        score_files(gold, system)
+
+
+def test_a_gold_body_with_lone_cr_line_ends_after_its_header_says_so(
+        files: tuple[Path, Path]) -> None:
+    from elmo_experiments.errors import DataError
+
+    gold, system = files
+    header, body = gold.read_bytes().split(b"\n", 1)
+    gold.write_bytes(header + b"\n" + body.replace(b"\n", b"\r"))
+    with pytest.raises(DataError, match=r"gold.tsv:2: \d+ tab-separated columns.*lone CR"):
+        score_files(gold, system)
+
+
+def test_a_gold_id_with_spaces_at_its_ends_is_refused(files: tuple[Path, Path]) -> None:
+    from elmo_experiments.errors import DataError
+
+    gold, system = files
+    gold.write_text(gold.read_text().replace("\nm2\t", "\nm2 \t", 1))
+    with pytest.raises(DataError, match=r"gold.tsv:3: the ID 'm2 ' has spaces at its ends$"):
+        score_files(gold, system)
