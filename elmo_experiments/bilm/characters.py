@@ -74,4 +74,4 @@ class ElmoCharactersIndexer:
         return torch.from_numpy(out)  # (batch, seq, 50)
 
 
-register("token_indexer", "elmo_characters", params=[])(ElmoCharactersIndexer)
+register("token_indexer", "elmo_characters")(ElmoCharactersIndexer)

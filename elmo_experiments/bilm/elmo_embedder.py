@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 
@@ -13,7 +13,7 @@ from elmo_experiments.bilm.external import ELMO_FILES
 from elmo_experiments.bilm.pretrained import resolve_bilm, source_problem, weights_problem
 from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
-from elmo_experiments.config.registry import NO_SETTINGS, PROBABILITY, Param, register
+from elmo_experiments.config.registry import NO_SETTINGS, Check, Param, Probability, register
 from elmo_experiments.data.files import file_problem
 from elmo_experiments.errors import ConfigError, ConfigValueError
 from elmo_experiments.modules.dropout import Dropout
@@ -42,12 +42,19 @@ class ElmoTokenEmbedder(torch.nn.Module):
     every mix is an extra representation.
     """
 
-    def __init__(self, weights: str | None = None,
-                 mixes: Sequence[Mapping[str, Any]] = ONE_MIX, dropout: float = 0.5,
+    def __init__(self, weights: Annotated[str | None, Check(weights_problem)] = None,
+                 mixes: Sequence[Mapping[str, Any]] = ONE_MIX, dropout: Probability = 0.5,
                  requires_grad: bool = False, state: str = "stateless",
                  warmup_file: str | None = None, cache: Mapping[str, Any] | None = NO_SETTINGS,
                  char_cache: bool = True, at_input: bool = True, precision: str = "fp32",
-                 options_file: str | None = None, weight_file: str | None = None) -> None:
+                 options_file: Annotated[str | None, Check(file_problem)] = None,
+                 weight_file: Annotated[str | None, Check(file_problem)] = None) -> None:
+        """``weights``: a directory holding one ``*options.json`` and one ``*weights.hdf5``,
+        or a known name (shipped or released); or ``options_file`` and ``weight_file`` as in
+        AllenNLP. ``mixes``: one scalar-mix config per placement (input, then output);
+        ``at_input`` false: ELMo at the output only (every mix extra). ``precision``: the
+        biLM's inference precision; bf16 is fast only on CPUs with bf16 matrix units
+        (elsewhere fp32 runs unless ``ELMO_FORCE_BF16=1``)."""
         super().__init__()
         if not mixes:
             raise ConfigValueError("mixes: at least one scalar mix (placement) is needed")
@@ -132,25 +139,9 @@ class ElmoTokenEmbedder(torch.nn.Module):
 register(
     "token_embedder",
     "elmo",
-    params=[
-        Param("weights", str, None, check=weights_problem,
-              doc="a directory holding one *options.json and one *weights.hdf5, or a known "
-                  "name (shipped or released)"),
-        Param("options_file", str, None, check=file_problem, doc="as in AllenNLP"),
-        Param("weight_file", str, None, check=file_problem, doc="as in AllenNLP"),
-        Param("mixes", fields=MIX_PARAMS, sequence=True, default=[{}],
-              doc="one scalar-mix config per placement (input, then output)"),
-        Param("dropout", float, 0.5, bounds=PROBABILITY),
-        Param("at_input", bool, True, doc="false: ELMo at the output only (every mix extra)"),
-        Param("requires_grad", bool, False),
-        Param("state", str, "stateless", choices=STATE_MODES),
-        Param("warmup_file", str, None),
-        Param("cache", fields=CACHE_PARAMS, default={}),
-        Param("char_cache", bool, True),
-        Param("precision", str, "fp32", choices=PRECISIONS,
-              doc="biLM inference precision; bf16 is fast only on CPUs with bf16 matrix units "
-                  "(elsewhere fp32 runs unless ELMO_FORCE_BF16=1)"),
-    ],
+    params=[Param("mixes", fields=MIX_PARAMS, sequence=True),
+            Param("cache", fields=CACHE_PARAMS), Param("state", choices=STATE_MODES),
+            Param("precision", choices=PRECISIONS)],
     check=source_problem,
     external_files=ELMO_FILES,
 )(ElmoTokenEmbedder)

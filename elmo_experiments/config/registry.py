@@ -105,8 +105,8 @@ class Param:
         return self.default is REQUIRED
 
 
-@dataclass(frozen=True)
-class Bounds:
+@dataclass(frozen=True, eq=False)  # by identity: typing caches Annotated[...] by equality, and
+class Bounds:  # Bounds(0, inf) == Bounds(0.0, inf) would hand one module's bounds to another
     """``Annotated`` metadata: the inclusive range of a number (or of each number of a list)."""
 
     low: float
@@ -131,11 +131,10 @@ class Component:
 
 
 Probability = Annotated[float, Bounds(*PROBABILITY)]  # dropout rates
+Positive = Annotated[float, Check(positive)]  # learning rates, norms
+NonNegative = Annotated[float, Bounds(*NON_NEGATIVE)]  # weight decays, penalties
 Size = Annotated[int, Bounds(*AT_LEAST_ONE)]  # counts and widths
 Sizes = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(sizes)]  # one width per layer
-TokenEmbedders = Annotated[dict[str, "Spec"], Component("token_embedder", mapping=True)]
-TokenIndexers = Annotated[dict[str, "Spec"], Component("token_indexer", mapping=True)]
-Encoder = Annotated["Spec", Component("seq2seq_encoder")]
 
 _KINDS = {int: int, float: float, str: str, bool: bool, list: list, tuple: list, dict: dict,
           Sequence: list, Mapping: dict}
@@ -144,6 +143,8 @@ _KINDS = {int: int, float: float, str: str, bool: bool, list: list, tuple: list,
 def _kind(annotation: Any) -> type | tuple[type, ...] | None:
     """The JSON type(s) an annotation admits (None: anything, e.g. ``Any`` or a ``Spec``)."""
     origin = typing.get_origin(annotation) or annotation
+    if origin is Annotated:
+        return _kind(typing.get_args(annotation)[0])
     if origin in (types.UnionType, typing.Union):
         kinds: list[type] = []
         for member in typing.get_args(annotation):
@@ -163,6 +164,10 @@ def _kind(annotation: Any) -> type | tuple[type, ...] | None:
 def from_signature(name: str, annotation: Any, default: Any) -> Param:
     """A builder parameter as the validator checks it: its type, default and metadata."""
     metadata: tuple[Any, ...] = ()
+    if typing.get_origin(annotation) in (types.UnionType, typing.Union):  # Size | None
+        present = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(present) == 1 and typing.get_origin(present[0]) is Annotated:
+            annotation = present[0]
     if typing.get_origin(annotation) is Annotated:
         annotation, *extra = typing.get_args(annotation)
         metadata = tuple(extra)
@@ -172,7 +177,11 @@ def from_signature(name: str, annotation: Any, default: Any) -> Param:
         (a for a in plain if typing.get_origin(a) is Literal), None)
     if literal is not None:
         choices = typing.get_args(literal)
-    param = Param(name, _kind(annotation), default, choices=choices)
+    kind = _kind(annotation)
+    if (plain and len(plain) < len(typing.get_args(annotation)) and kind is not None
+            and default is not None and default is not REQUIRED):  # null beside a default
+        kind = (*(kind if isinstance(kind, tuple) else (kind,)), type(None))
+    param = Param(name, kind, default, choices=choices)
     for item in metadata:
         if isinstance(item, Bounds):
             param = replace(param, bounds=(item.low, item.high))
@@ -263,6 +272,11 @@ class Spec:
         except ConfigValueError as error:  # a value the schema admits but the component refuses
             raise ConfigError([f"{self.path}: {error}"]) from None
 
+
+# the nested components most builders take
+TokenEmbedders = Annotated[dict[str, Spec], Component("token_embedder", mapping=True)]
+TokenIndexers = Annotated[dict[str, Spec], Component("token_indexer", mapping=True)]
+Encoder = Annotated[Spec, Component("seq2seq_encoder")]
 
 _REGISTRY: dict[str, dict[str, Entry]] = {}
 _FILLED = False  # set by elmo_experiments.components.load(), which the entry points call

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Protocol
+from typing import Annotated, Protocol
 
 import numpy as np
 import torch
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, NON_NEGATIVE, Param, register
+from elmo_experiments.config.registry import NON_NEGATIVE, Bounds, Size, register
 from elmo_experiments.data.vocabulary import Vocabulary
 
 
@@ -58,8 +58,8 @@ class CharactersIndexer:
     def __init__(
         self,
         namespace: str = "token_characters",
-        min_padding_length: int = 3,
-        max_word_length: int = 50,
+        min_padding_length: Annotated[int, Bounds(*NON_NEGATIVE)] = 3,
+        max_word_length: Size = 50,
     ) -> None:
         self.namespace = namespace
         self.min_padding_length = min_padding_length
@@ -87,17 +87,5 @@ class CharactersIndexer:
         return torch.from_numpy(out)  # (batch, seq, characters)
 
 
-register(
-    "token_indexer",
-    "single_id",
-    params=[Param("namespace", str, "tokens"), Param("lowercase_tokens", bool, False)],
-)(SingleIdIndexer)
-register(
-    "token_indexer",
-    "characters",
-    params=[
-        Param("namespace", str, "token_characters"),
-        Param("min_padding_length", int, 3, bounds=NON_NEGATIVE),
-        Param("max_word_length", int, 50, bounds=AT_LEAST_ONE),
-    ],
-)(CharactersIndexer)
+register("token_indexer", "single_id")(SingleIdIndexer)
+register("token_indexer", "characters")(CharactersIndexer)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register
+from elmo_experiments.config.registry import Probability, Size, register
 from elmo_experiments.modules.dropout import keep_mask
 from elmo_experiments.modules.encoders import reverse_padded
 from elmo_experiments.modules.highway_lstm_recurrence import GATES, HighwayLstmRecurrence
@@ -102,8 +102,8 @@ class HighwayLstmLayer(torch.nn.Module):
 class AlternatingLstm(torch.nn.Module):
     """``num_layers`` highway LSTM layers, the first forward, the next backward, and so on."""
 
-    def __init__(self, input_dim: int, hidden_size: int = 300, num_layers: int = 8,
-                 recurrent_dropout: float = 0.1) -> None:
+    def __init__(self, input_dim: int, hidden_size: Size = 300, num_layers: Size = 8,
+                 recurrent_dropout: Probability = 0.1) -> None:  # on the carried state
         super().__init__()
         self.layers = torch.nn.ModuleList(
             HighwayLstmLayer(input_dim if k == 0 else hidden_size, hidden_size,
@@ -122,11 +122,5 @@ class AlternatingLstm(torch.nn.Module):
 register(
     "seq2seq_encoder",
     "alternating_lstm",
-    params=[
-        Param("hidden_size", int, 300, bounds=AT_LEAST_ONE),
-        Param("num_layers", int, 8, bounds=AT_LEAST_ONE),
-        Param("recurrent_dropout", float, 0.1, bounds=PROBABILITY,
-              doc="variational dropout on the state carried between time steps"),
-    ],
     context=("input_dim",),
 )(AlternatingLstm)

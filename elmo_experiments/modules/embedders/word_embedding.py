@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 
 from elmo_experiments.config.external import ExternalFiles, Found
-from elmo_experiments.config.registry import AT_LEAST_ONE, Param, register
+from elmo_experiments.config.registry import Check, Size, register
 from elmo_experiments.data.files import data_file_problem, iter_lines, resolve_data_path, sha1_of
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.errors import DataError
@@ -45,10 +45,10 @@ class WordEmbedding(torch.nn.Module):
     def __init__(
         self,
         vocab: Vocabulary,
-        embedding_dim: int,
+        embedding_dim: Size,
         vocab_namespace: str = "tokens",
-        pretrained_file: str | None = None,
-        trainable: bool = True,
+        pretrained_file: Annotated[str | None, Check(data_file_problem)] = None,  # word
+        trainable: bool = True,  # vectors (GloVe text format, .gz too)
     ) -> None:
         super().__init__()
         num = vocab.size(vocab_namespace)
@@ -95,13 +95,6 @@ VECTOR_FILES = ExternalFiles("vectors", _vector_file, unpacked=_forget_vectors)
 register(
     "token_embedder",
     "embedding",
-    params=[
-        Param("embedding_dim", int, bounds=AT_LEAST_ONE),
-        Param("vocab_namespace", str, "tokens"),
-        Param("pretrained_file", str, None, check=data_file_problem,
-              doc="word vectors (GloVe text format, .gz too)"),
-        Param("trainable", bool, True),
-    ],
     context=("vocab",),
     external_files=VECTOR_FILES,
 )(WordEmbedding)

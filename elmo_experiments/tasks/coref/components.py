@@ -26,7 +26,7 @@ def score_coref(key: str, response: str) -> None:
     click.echo(metric.format_report(metric.score_files(key, response)), nl=False)
 
 
-@register("scorer", "coref", params=[])
+@register("scorer", "coref")
 def scorer() -> click.Command:
     """``elmo-exp score coref``."""
     return score_coref

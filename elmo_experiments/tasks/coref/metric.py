@@ -684,5 +684,5 @@ class ConllCoref:
                                                                               encoding="utf-8"))
 
 
-register("dataset_metric", "conll_coref", params=[])(ConllCoref)
+register("dataset_metric", "conll_coref")(ConllCoref)
 

@@ -20,15 +20,18 @@ g is built for the kept spans only, and no pair's concatenation is built at all.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 
 from elmo_experiments.config.registry import (
     AT_LEAST_ONE,
-    PROBABILITY,
-    Param,
-    Spec,
+    Bounds,
+    Check,
+    Encoder,
+    Probability,
+    Size,
+    TokenEmbedders,
     integers,
     register,
 )
@@ -50,6 +53,7 @@ from elmo_experiments.modules.spans import (
 )
 
 GENRES = ("bc", "bn", "mz", "nw", "pt", "tc", "wb")  # OntoNotes' genres; others: unknown
+Widths = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(integers)]  # layer widths
 
 
 def _first_layer(scorer: torch.nn.Sequential) -> torch.nn.Linear:
@@ -67,10 +71,20 @@ def _after_first_layer(scorer: torch.nn.Sequential, hidden: torch.Tensor) -> tor
 class CoreferenceResolver(torch.nn.Module):
     """Mentions and their antecedents over candidate spans; see the module docstring."""
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], context_encoder: Spec,
-                 feedforward_dims: Sequence[int] = (150, 150), feature_size: int = 20,
-                 max_span_width: int = 10, spans_per_word: float = 0.4, max_antecedents: int = 250,
-                 lexical_dropout: float = 0.5, dropout: float = 0.2) -> None:
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        token_embedders: TokenEmbedders,
+        context_encoder: Encoder,
+        feedforward_dims: Widths = (150, 150),  # the mention and antecedent scorers'
+        feature_size: Size = 20,
+        max_span_width: Size = 10,
+        # spans kept after mention scoring, per document token
+        spans_per_word: Annotated[float, Bounds(1e-6, 10.0)] = 0.4,
+        max_antecedents: Size = 250,
+        lexical_dropout: Probability = 0.5,  # on the token embeddings (ELMo included)
+        dropout: Probability = 0.2,  # in the scorers
+    ) -> None:
         super().__init__()
         self.embedder = EmbedderStack(
             {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()})
@@ -267,22 +281,4 @@ class CoreferenceResolver(torch.nn.Module):
         return records
 
 
-register(
-    "model",
-    "coref",
-    params=[
-        Param("token_embedders", component="token_embedder", mapping=True),
-        Param("context_encoder", component="seq2seq_encoder"),
-        Param("feedforward_dims", list, [150, 150], bounds=AT_LEAST_ONE, check=integers,
-              doc="the mention and antecedent scorers'"),
-        Param("feature_size", int, 20, bounds=AT_LEAST_ONE),
-        Param("max_span_width", int, 10, bounds=AT_LEAST_ONE),
-        Param("spans_per_word", float, 0.4, bounds=(1e-6, 10.0),
-              doc="spans kept after mention scoring, per document token"),
-        Param("max_antecedents", int, 250, bounds=AT_LEAST_ONE),
-        Param("lexical_dropout", float, 0.5, bounds=PROBABILITY,
-              doc="on the token embeddings (ELMo included)"),
-        Param("dropout", float, 0.2, bounds=PROBABILITY, doc="in the scorers"),
-    ],
-    context=("vocab",),
-)(CoreferenceResolver)
+register("model", "coref", context=("vocab",))(CoreferenceResolver)

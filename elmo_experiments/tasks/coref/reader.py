@@ -30,9 +30,15 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
+from elmo_experiments.config.registry import (
+    AT_LEAST_ONE,
+    Bounds,
+    Check,
+    TokenIndexers,
+    register,
+)
 from elmo_experiments.data.fields import ListTextField, MetadataField
 from elmo_experiments.data.files import read_json, resolve_data_path
 from elmo_experiments.data.readers.conll2012 import (
@@ -218,9 +224,17 @@ class CorefReader:
     text (``-LRB-`` -> ``(``, ``/.`` -> ``.``); false keeps the file's words.
     """
 
-    def __init__(self, token_indexers: dict[str, Spec], max_sentences: int | None = None,
-                 documents: list[str] | dict[str, str] | None = None,
-                 unescape: bool = True) -> None:
+    def __init__(
+        self,
+        token_indexers: TokenIndexers,
+        # training: cut longer document parts into windows of at most N sentences
+        max_sentences: Annotated[int | None, Bounds(*AT_LEAST_ONE)] = None,
+        # a list of file names, or {split_file, split}; a data path FOLDER#SPLIT chooses the
+        # split from FOLDER's split.json
+        documents: Annotated[list[str] | dict[str, str] | None,
+                             Check(documents_problem)] = None,
+        unescape: bool = True,  # words as text: -LRB- -> (, OntoNotes' /. -> . ; false: as is
+    ) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.max_sentences = max_sentences
@@ -347,13 +361,4 @@ def _offsets(sentences: list[list[str]]) -> list[int]:
     return offsets
 
 
-register("dataset_reader", "coref_conll2012", params=[
-    Param("token_indexers", component="token_indexer", mapping=True),
-    Param("max_sentences", int, None, bounds=AT_LEAST_ONE,
-          doc="training: cut longer document parts into windows of at most N sentences"),
-    Param("documents", (list, dict), None, check=documents_problem,
-          doc="the files of a folder to read: a list of names, or {split_file, split}; a data "
-              "path FOLDER#SPLIT chooses the split from FOLDER's split.json"),
-    Param("unescape", bool, True,
-          doc="words as text: -LRB- -> (, OntoNotes' /. -> . ; false: the file's words"),
-])(CorefReader)
+register("dataset_reader", "coref_conll2012")(CorefReader)

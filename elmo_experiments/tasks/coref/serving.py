@@ -72,7 +72,7 @@ SERVING = TaskServing(model_types=("coref",), inputs="text or sentences (lists o
                       annotate=annotate)
 
 
-@register("serving", "coref", params=[])
+@register("serving", "coref")
 def serving() -> TaskServing:
     """Coreference's serving hooks."""
     return SERVING

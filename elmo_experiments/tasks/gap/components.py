@@ -27,7 +27,7 @@ def score_gap(gold: str, system: str) -> None:
     click.echo(metric.format_report(metric.score_files(gold, system)), nl=False)
 
 
-@register("scorer", "gap", params=[])
+@register("scorer", "gap")
 def scorer() -> click.Command:
     """``elmo-exp score gap``."""
     return score_gap

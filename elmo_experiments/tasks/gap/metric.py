@@ -256,4 +256,4 @@ class GapMetric:
             for instance, record in zip(instances, predictions, strict=True)))
 
 
-register("dataset_metric", "gap", params=[])(GapMetric)
+register("dataset_metric", "gap")(GapMetric)

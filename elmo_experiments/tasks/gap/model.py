@@ -17,15 +17,18 @@ tokens (a name's head is its end).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 
 from elmo_experiments.config.registry import (
     AT_LEAST_ONE,
-    PROBABILITY,
-    Param,
-    Spec,
+    Bounds,
+    Check,
+    Encoder,
+    Probability,
+    Size,
+    TokenEmbedders,
     integers,
     register,
 )
@@ -42,6 +45,7 @@ from elmo_experiments.modules.spans import (
 )
 
 CLASSES = ("A", "B", "neither")
+Widths = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(integers)]  # layer widths
 
 
 def gold_classes(metadata: list[dict[str, Any]], device: torch.device) -> torch.Tensor | None:
@@ -56,10 +60,17 @@ def gold_classes(metadata: list[dict[str, Any]], device: torch.device) -> torch.
 class PronounResolver(torch.nn.Module):
     """Scores a pronoun against two candidate names; see the module docstring."""
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], context_encoder: Spec,
-                 feedforward_dims: Sequence[int] = (150, 150), feature_size: int = 20,
-                 max_span_width: int = 10, lexical_dropout: float = 0.5,
-                 dropout: float = 0.2) -> None:
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        token_embedders: TokenEmbedders,
+        context_encoder: Encoder,
+        feedforward_dims: Widths = (150, 150),  # the pair scorer's
+        feature_size: Size = 20,
+        max_span_width: Size = 10,  # a wider name is represented by its last this many tokens
+        lexical_dropout: Probability = 0.5,  # on the token embeddings (ELMo included)
+        dropout: Probability = 0.2,  # in the scorer
+    ) -> None:
         super().__init__()
         self.embedder = EmbedderStack(
             {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()})
@@ -122,20 +133,4 @@ class PronounResolver(torch.nn.Module):
         return records
 
 
-register(
-    "model",
-    "gap_pronoun",
-    params=[
-        Param("token_embedders", component="token_embedder", mapping=True),
-        Param("context_encoder", component="seq2seq_encoder"),
-        Param("feedforward_dims", list, [150, 150], bounds=AT_LEAST_ONE, check=integers,
-              doc="the pair scorer's"),
-        Param("feature_size", int, 20, bounds=AT_LEAST_ONE),
-        Param("max_span_width", int, 10, bounds=AT_LEAST_ONE,
-              doc="a wider name is represented by its last this many tokens"),
-        Param("lexical_dropout", float, 0.5, bounds=PROBABILITY,
-              doc="on the token embeddings (ELMo included)"),
-        Param("dropout", float, 0.2, bounds=PROBABILITY, doc="in the scorer"),
-    ],
-    context=("vocab",),
-)(PronounResolver)
+register("model", "gap_pronoun", context=("vocab",))(PronounResolver)

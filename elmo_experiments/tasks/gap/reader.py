@@ -22,13 +22,14 @@ naming the file, the line and the field.
 
 from __future__ import annotations
 
+import math
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
+from elmo_experiments.config.registry import Bounds, Size, TokenIndexers, register
 from elmo_experiments.data.fields import MetadataField, SpanField, TextField
-from elmo_experiments.data.files import LINE_LIMIT_DOC, iter_lines, resolve_data_path
+from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import tokenize_with_offsets
@@ -128,8 +129,12 @@ class GapReader:
     """GAP's examples (see the module's docstring); ``max_tokens`` drops longer texts (0: none)
     with a note in the read report."""
 
-    def __init__(self, token_indexers: dict[str, Spec], max_tokens: int = 0,
-                 max_line_length: int = 200_000) -> None:
+    def __init__(
+        self,
+        token_indexers: TokenIndexers,
+        max_tokens: Annotated[int, Bounds(0, math.inf)] = 0,  # longer texts dropped (0: none)
+        max_line_length: Size = 200_000,  # longest line read, in bytes (longer: an error)
+    ) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.max_tokens = max_tokens
@@ -220,13 +225,4 @@ class GapReader:
              "B-offset": b_offset}, example_id, ARGUMENTS)
 
 
-register(
-    "dataset_reader",
-    "gap_tsv",
-    params=[
-        Param("token_indexers", component="token_indexer", mapping=True),
-        Param("max_tokens", int, 0, bounds=(0, float("inf")),
-              doc="drop texts longer than this many tokens (0: keep all)"),
-        Param("max_line_length", int, 200_000, bounds=AT_LEAST_ONE, doc=LINE_LIMIT_DOC),
-    ],
-)(GapReader)
+register("dataset_reader", "gap_tsv")(GapReader)

@@ -33,7 +33,7 @@ SERVING = TaskServing(model_types=("gap_pronoun",),
                       instances=instances)
 
 
-@register("serving", "gap", params=[])
+@register("serving", "gap")
 def serving() -> TaskServing:
     """GAP's serving hooks."""
     return SERVING

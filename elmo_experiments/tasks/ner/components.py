@@ -27,7 +27,7 @@ def score_ner(path: str, iobes: bool) -> None:
     click.echo(conlleval_report(path, iobes=iobes), nl=False)
 
 
-@register("scorer", "ner", params=[])
+@register("scorer", "ner")
 def scorer() -> click.Command:
     """``elmo-exp score ner``."""
     return score_ner

@@ -70,5 +70,5 @@ class Conlleval:
         atomic_write_text(path, "".join(lines))
 
 
-register("dataset_metric", "conlleval", params=[],
+register("dataset_metric", "conlleval",
          context=("label_encoding", "data_encoding"))(Conlleval)

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import PROBABILITY, Param, Spec, register
+from elmo_experiments.config.registry import Encoder, Probability, TokenEmbedders, register
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.tag_schemes import allowed_transitions, convert_tags, tags_to_spans
 from elmo_experiments.data.vocabulary import Vocabulary
@@ -29,12 +29,12 @@ class CrfTagger(torch.nn.Module):
     def __init__(
         self,
         vocab: Vocabulary,
-        token_embedders: dict[str, Spec],
-        encoder: Spec,
+        token_embedders: TokenEmbedders,
+        encoder: Encoder,
         label_encoding: str | None,
         data_encoding: str | None = None,
         label_namespace: str = "labels",
-        dropout: float = 0.5,
+        dropout: Probability = 0.5,
         constrain_crf_decoding: bool = True,
         include_start_end_transitions: bool = True,
     ) -> None:
@@ -122,16 +122,4 @@ class CrfTagger(torch.nn.Module):
 
 
 
-register(
-    "model",
-    "crf_tagger",
-    params=[
-        Param("token_embedders", component="token_embedder", mapping=True),
-        Param("encoder", component="seq2seq_encoder"),
-        Param("label_namespace", str, "labels"),
-        Param("dropout", float, 0.5, bounds=PROBABILITY),
-        Param("constrain_crf_decoding", bool, True),
-        Param("include_start_end_transitions", bool, True),
-    ],
-    context=("vocab", "label_encoding", "data_encoding"),
-)(CrfTagger)
+register("model", "crf_tagger", context=("vocab", "label_encoding", "data_encoding"))(CrfTagger)

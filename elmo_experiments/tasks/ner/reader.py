@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
-from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
+from typing import Annotated, Literal
+
+from elmo_experiments.config.registry import Check, Size, TokenIndexers, register
+from elmo_experiments.data.languages import DEFAULT_LANGUAGE, language_problem
 from elmo_experiments.data.readers.column_tagging import ColumnTaggingReader, iter_sentences
 
 # iter_sentences (the format, shared) as well: the old path data.readers.conll2003 gave it
@@ -20,11 +22,11 @@ class Conll2003Reader(ColumnTaggingReader):
 
     def __init__(
         self,
-        token_indexers: dict[str, Spec],
-        tag_label: str = "ner",
-        coding_scheme: str = "BIOUL",
-        max_sentence_length: int = 1000,
-        language: str = DEFAULT_LANGUAGE,
+        token_indexers: TokenIndexers,
+        tag_label: Literal["ner", "pos", "chunk"] = "ner",
+        coding_scheme: Literal["IOB1", "BIO", "BIOUL"] = "BIOUL",
+        max_sentence_length: Size = 1000,  # longest sentence read, in tokens (longer: an error)
+        language: Annotated[str, Check(language_problem)] = DEFAULT_LANGUAGE,  # raw text's
     ) -> None:
         chunks = tag_label != "pos"
         super().__init__(token_indexers, token_column=0, tag_column=COLUMNS[tag_label],
@@ -42,15 +44,4 @@ class Conll2003Reader(ColumnTaggingReader):
         return None
 
 
-register(
-    "dataset_reader",
-    "conll2003",
-    params=[
-        Param("token_indexers", component="token_indexer", mapping=True),
-        Param("tag_label", str, "ner", choices=("ner", "pos", "chunk")),
-        Param("coding_scheme", str, "BIOUL", choices=("IOB1", "BIO", "BIOUL")),
-        Param("max_sentence_length", int, 1000, bounds=AT_LEAST_ONE,
-              doc="longest sentence read, in tokens: a longer one is an error naming it"),
-        LANGUAGE_PARAM,
-    ],
-)(Conll2003Reader)
+register("dataset_reader", "conll2003")(Conll2003Reader)

@@ -40,7 +40,7 @@ SERVING = TaskServing(model_types=("crf_tagger",), inputs="text or tokens",
                       instances=instances, doc_items=doc_items, annotate=annotate)
 
 
-@register("serving", "ner", params=[])
+@register("serving", "ner")
 def serving() -> TaskServing:
     """NER's serving hooks."""
     return SERVING

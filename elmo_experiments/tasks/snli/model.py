@@ -10,7 +10,13 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, Spec, register
+from elmo_experiments.config.registry import (
+    Encoder,
+    Probability,
+    Size,
+    TokenEmbedders,
+    register,
+)
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.modules.attention import align
@@ -28,10 +34,19 @@ class Esim(torch.nn.Module):
     The 50% variational dropout on the LSTM inputs is the encoders' ``input_dropout``.
     """
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], *, encoder: Spec,
-                 projection_dim: int = 300, inference_encoder: Spec, output_dim: int = 300,
-                 dropout: float = 0.5, attention_dropout: float = 0.0,
-                 weight_l2: float = 0.0) -> None:
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        token_embedders: TokenEmbedders,
+        *,
+        encoder: Encoder,
+        projection_dim: Size = 300,
+        inference_encoder: Encoder,
+        output_dim: Size = 300,
+        dropout: Probability = 0.5,  # on the pooled vector and the MLP's hidden layer
+        attention_dropout: Probability = 0.0,  # after the attention (paper, ELMo: 0.5)
+        weight_l2: float = 0.0,  # L2 on the task model's weight matrices
+    ) -> None:
         super().__init__()
         self.embedder = EmbedderStack(
             {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()})
@@ -87,20 +102,4 @@ class Esim(torch.nn.Module):
 
 
 
-register(
-    "model",
-    "esim",
-    params=[
-        Param("token_embedders", component="token_embedder", mapping=True),
-        Param("encoder", component="seq2seq_encoder"),
-        Param("projection_dim", int, 300, bounds=AT_LEAST_ONE),
-        Param("inference_encoder", component="seq2seq_encoder"),
-        Param("output_dim", int, 300, bounds=AT_LEAST_ONE),
-        Param("dropout", float, 0.5, doc="on the pooled vector and the MLP's hidden layer",
-              bounds=PROBABILITY),
-        Param("attention_dropout", float, 0.0, doc="after the attention (paper, ELMo: 0.5)",
-              bounds=PROBABILITY),
-        Param("weight_l2", float, 0.0, doc="L2 on the task model's weight matrices"),
-    ],
-    context=("vocab",),
-)(Esim)
+register("model", "esim", context=("vocab",))(Esim)

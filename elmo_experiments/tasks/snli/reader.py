@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
+from elmo_experiments.config.registry import Check, Size, TokenIndexers, register
 from elmo_experiments.data.fields import LabelField, MetadataField, TextField
-from elmo_experiments.data.files import LINE_LIMIT_DOC, TOO_DEEP, iter_lines, resolve_data_path
-from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
+from elmo_experiments.data.files import TOO_DEEP, iter_lines, resolve_data_path
+from elmo_experiments.data.languages import DEFAULT_LANGUAGE, language_problem
 from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
@@ -32,8 +32,13 @@ class SnliReader:
     tokenises the raw sentences as the raw-text pretraining corpus and ``predict`` do.
     """
 
-    def __init__(self, token_indexers: dict[str, Spec], tokenizer: str = "parse",
-                 max_line_length: int = 200_000, language: str = DEFAULT_LANGUAGE) -> None:
+    def __init__(
+        self,
+        token_indexers: TokenIndexers,
+        tokenizer: Literal["parse", "spacy"] = "parse",
+        max_line_length: Size = 200_000,  # longest line read, in bytes (longer: an error)
+        language: Annotated[str, Check(language_problem)] = DEFAULT_LANGUAGE,
+    ) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.tokenizer = tokenizer
@@ -95,14 +100,4 @@ class SnliReader:
         return {"premise": premise, "hypothesis": hypothesis, "label": label}
 
 
-register(
-    "dataset_reader",
-    "snli",
-    params=[
-        Param("token_indexers", component="token_indexer", mapping=True),
-        Param("tokenizer", str, "parse", choices=("parse", "spacy")),
-        Param("max_line_length", int, 200_000, bounds=AT_LEAST_ONE,
-              doc=LINE_LIMIT_DOC),
-        LANGUAGE_PARAM,
-    ],
-)(SnliReader)
+register("dataset_reader", "snli")(SnliReader)

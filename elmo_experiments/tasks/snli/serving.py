@@ -25,7 +25,7 @@ SERVING = TaskServing(model_types=("esim",), inputs="premise and hypothesis",
                       instances=instances, enrich=enrich)
 
 
-@register("serving", "snli", params=[])
+@register("serving", "snli")
 def serving() -> TaskServing:
     """SNLI's serving hooks."""
     return SERVING

@@ -25,7 +25,7 @@ def score_squad(data: str, predictions: str) -> None:
     click.echo(json.dumps(metric.score_files(data, predictions)))
 
 
-@register("scorer", "squad", params=[])
+@register("scorer", "squad")
 def scorer() -> click.Command:
     """``elmo-exp score squad``."""
     return score_squad

@@ -207,4 +207,4 @@ class SquadMetric:
         atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
-register("dataset_metric", "squad", params=[])(SquadMetric)
+register("dataset_metric", "squad")(SquadMetric)

@@ -16,11 +16,21 @@ documented simplification of the variant's prediction layer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, Spec, register
+from elmo_experiments.config.registry import (
+    AT_LEAST_ONE,
+    Bounds,
+    Component,
+    Encoder,
+    Probability,
+    Size,
+    Spec,
+    TokenEmbedders,
+    register,
+)
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.vocabulary import Vocabulary
 from elmo_experiments.metrics.accuracy import CategoricalAccuracy
@@ -62,11 +72,21 @@ class SelfAttention(torch.nn.Module):
 class Bidaf(torch.nn.Module):
     """Scores every passage token as the answer's start and end; see the module docstring."""
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec],
-                 phrase_encoder: Spec, modeling_encoder: Spec, span_end_encoder: Spec,
-                 highway_layers: int = 2, attention_projection_dim: int | None = None,
-                 self_attention: Spec | None = None, dropout: float = 0.2,
-                 max_span_length: int = 17) -> None:
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        token_embedders: TokenEmbedders,
+        phrase_encoder: Encoder,  # the contextual layer (ELMo's output placement joins its output)
+        modeling_encoder: Encoder,
+        span_end_encoder: Encoder,
+        highway_layers: Annotated[int, Bounds(0, 10)] = 2,
+        # linear + ReLU after the attention (Clark & Gardner); null: none (BiDAF)
+        attention_projection_dim: Annotated[int | None, Bounds(*AT_LEAST_ONE)] = None,
+        # the residual self-attention block's encoder (Clark & Gardner); null: none
+        self_attention: Annotated[Spec | None, Component("seq2seq_encoder")] = None,
+        dropout: Probability = 0.2,
+        max_span_length: Size = 17,  # longest answer, in tokens, that decoding may pick
+    ) -> None:
         super().__init__()
         self.embedder = EmbedderStack(
             {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()})
@@ -152,23 +172,4 @@ class Bidaf(torch.nn.Module):
         return records
 
 
-register(
-    "model",
-    "bidaf",
-    params=[
-        Param("token_embedders", component="token_embedder", mapping=True),
-        Param("phrase_encoder", component="seq2seq_encoder",
-              doc="the contextual layer (ELMo's output placement joins its output)"),
-        Param("modeling_encoder", component="seq2seq_encoder"),
-        Param("span_end_encoder", component="seq2seq_encoder"),
-        Param("highway_layers", int, 2, bounds=(0, 10)),
-        Param("attention_projection_dim", int, None, bounds=AT_LEAST_ONE,
-              doc="linear + ReLU after the attention (Clark & Gardner); null: none (BiDAF)"),
-        Param("self_attention", component="seq2seq_encoder", default=None,
-              doc="the residual self-attention block's encoder (Clark & Gardner); null: none"),
-        Param("dropout", float, 0.2, bounds=PROBABILITY),
-        Param("max_span_length", int, 17, bounds=AT_LEAST_ONE,
-              doc="longest answer, in tokens, that decoding may pick"),
-    ],
-    context=("vocab",),
-)(Bidaf)
+register("model", "bidaf", context=("vocab",))(Bidaf)

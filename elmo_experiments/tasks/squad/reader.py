@@ -23,12 +23,12 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, Bounds, Check, TokenIndexers, register
 from elmo_experiments.data.fields import MetadataField, SpanField, TextField
 from elmo_experiments.data.files import load_data_json, resolve_data_path
-from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
+from elmo_experiments.data.languages import DEFAULT_LANGUAGE, language_problem
 from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import tokenize_with_offsets
@@ -42,6 +42,7 @@ logger = logging.getLogger("elmo_experiments")
 SPLIT_CHARACTERS = '-–—/~"“”[]():$'
 
 Offsets = list[tuple[int, int]]
+Limit = Annotated[int | None, Bounds(*AT_LEAST_ONE)]  # a count, at least 1; null: no limit
 
 
 def locate(context: str, text: str, answer_start: int) -> tuple[tuple[int, int] | None, bool]:
@@ -114,10 +115,15 @@ class SquadReader:
     dropped were (``read_report.py``).
     """
 
-    def __init__(self, token_indexers: dict[str, Spec], passage_length_limit: int | None = None,
-                 question_length_limit: int | None = None,
-                 split_characters: str = SPLIT_CHARACTERS,
-                 max_articles: int | None = None, language: str = DEFAULT_LANGUAGE) -> None:
+    def __init__(
+        self,
+        token_indexers: TokenIndexers,
+        passage_length_limit: Limit = None,  # training only: passage tokens kept
+        question_length_limit: Limit = None,  # training only: question tokens kept
+        split_characters: str = SPLIT_CHARACTERS,
+        max_articles: Limit = None,  # read only the file's first articles
+        language: Annotated[str, Check(language_problem)] = DEFAULT_LANGUAGE,
+    ) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.passage_length_limit = passage_length_limit
@@ -289,21 +295,4 @@ def _summary(name: str, counts: dict[str, int], limit: int | None, truncating: b
     return line
 
 
-register(
-    "dataset_reader",
-    "squad",
-    params=[
-        Param("token_indexers", component="token_indexer", mapping=True),
-        Param("passage_length_limit", int, None, bounds=AT_LEAST_ONE,
-              doc="training only: passage tokens kept; questions left without an answer "
-                  "are dropped"),
-        Param("question_length_limit", int, None, bounds=AT_LEAST_ONE,
-              doc="training only: question tokens kept"),
-        Param("split_characters", str, SPLIT_CHARACTERS,
-              doc="characters made tokens of their own inside spaCy tokens (answers often "
-                  "begin or end at them)"),
-        Param("max_articles", int, None, bounds=AT_LEAST_ONE,
-              doc="read only the file's first articles (a small training set)"),
-        LANGUAGE_PARAM,
-    ],
-)(SquadReader)
+register("dataset_reader", "squad")(SquadReader)

@@ -29,7 +29,7 @@ SERVING = TaskServing(model_types=("bidaf",), inputs="question and passage",
                       instances=instances, enrich=enrich)
 
 
-@register("serving", "squad", params=[])
+@register("serving", "squad")
 def serving() -> TaskServing:
     """SQuAD's serving hooks."""
     return SERVING

@@ -25,7 +25,7 @@ def score_srl(gold: str, predicted: str) -> None:
     click.echo(metric.format_report(metric.score_files(gold, predicted)), nl=False)
 
 
-@register("scorer", "srl", params=[])
+@register("scorer", "srl")
 def scorer() -> click.Command:
     """``elmo-exp score srl``."""
     return score_srl

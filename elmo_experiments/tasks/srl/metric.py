@@ -399,4 +399,4 @@ class SrlEval:
                                                                               encoding="utf-8"))
 
 
-register("dataset_metric", "srl_eval", params=[])(SrlEval)
+register("dataset_metric", "srl_eval")(SrlEval)

@@ -14,7 +14,13 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, PROBABILITY, Param, Spec, register
+from elmo_experiments.config.registry import (
+    Encoder,
+    Probability,
+    Size,
+    TokenEmbedders,
+    register,
+)
 from elmo_experiments.data.batching import Batch
 from elmo_experiments.data.tag_schemes import allowed_transitions
 from elmo_experiments.data.vocabulary import Vocabulary
@@ -27,9 +33,17 @@ from elmo_experiments.modules.viterbi import constraint_potentials, viterbi_deco
 class SrlTagger(torch.nn.Module):
     """Tags every token with its BIO role label for the instance's predicate."""
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], encoder: Spec,
-                 predicate_embedding_dim: int = 100, label_namespace: str = "labels",
-                 dropout: float = 0.0, constrain_decoding: bool = True) -> None:
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        token_embedders: TokenEmbedders,
+        encoder: Encoder,
+        predicate_embedding_dim: Size = 100,
+        label_namespace: str = "labels",
+        dropout: Probability = 0.0,  # before the tag projection
+        # decode valid BIO sequences only (Viterbi); false: each token's best tag
+        constrain_decoding: bool = True,
+    ) -> None:
         super().__init__()
         self.vocab = vocab
         self.label_namespace = label_namespace
@@ -83,17 +97,4 @@ class SrlTagger(torch.nn.Module):
                 for meta, ids in zip(batch.metadata, output["predicted_ids"], strict=True)]
 
 
-register(
-    "model",
-    "srl_tagger",
-    params=[
-        Param("token_embedders", component="token_embedder", mapping=True),
-        Param("encoder", component="seq2seq_encoder"),
-        Param("predicate_embedding_dim", int, 100, bounds=AT_LEAST_ONE),
-        Param("label_namespace", str, "labels"),
-        Param("dropout", float, 0.0, bounds=PROBABILITY, doc="before the tag projection"),
-        Param("constrain_decoding", bool, True,
-              doc="decode valid BIO sequences only (Viterbi); false: each token's best tag"),
-    ],
-    context=("vocab",),
-)(SrlTagger)
+register("model", "srl_tagger", context=("vocab",))(SrlTagger)

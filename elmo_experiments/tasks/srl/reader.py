@@ -25,9 +25,9 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
+from elmo_experiments.config.registry import AT_LEAST_ONE, Bounds, Size, TokenIndexers, register
 from elmo_experiments.data.fields import MetadataField, SequenceLabelField, TensorField, TextField
 from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.read_report import ReadReport
@@ -95,8 +95,14 @@ class SrlReader:
     fixed_columns = 6  # before the props columns
     trailing_columns = 0  # after them (CoNLL-2012: coreference)
 
-    def __init__(self, token_indexers: dict[str, Spec], max_sentence_length: int = 1000,
-                 max_sentences: int | None = None, unescape: bool = True) -> None:
+    def __init__(
+        self,
+        token_indexers: TokenIndexers,
+        max_sentence_length: Size = 1000,  # longest sentence read, in tokens (longer: an error)
+        # read only the file's first N sentences (a small set for CPU-sized runs)
+        max_sentences: Annotated[int | None, Bounds(*AT_LEAST_ONE)] = None,
+        unescape: bool = True,  # words as text: -LRB- -> (, OntoNotes' /. -> . ; false: as is
+    ) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.max_sentence_length = max_sentence_length
@@ -275,14 +281,5 @@ class Conll2012SrlReader(SrlReader):
         return predicates, [rows[i][1][6] for i in predicates]
 
 
-_PARAMS = [
-    Param("token_indexers", component="token_indexer", mapping=True),
-    Param("max_sentence_length", int, 1000, bounds=AT_LEAST_ONE,
-          doc="longest sentence read, in tokens: a longer one is an error naming it"),
-    Param("max_sentences", int, None, bounds=AT_LEAST_ONE,
-          doc="read only the file's first N sentences (a small set for CPU-sized runs)"),
-    Param("unescape", bool, True,
-          doc="words as text: -LRB- -> (, OntoNotes' /. -> . ; false: the file's words"),
-]
-register("dataset_reader", "srl_conll2005", params=_PARAMS)(SrlReader)
-register("dataset_reader", "srl_conll2012", params=_PARAMS)(Conll2012SrlReader)
+register("dataset_reader", "srl_conll2005")(SrlReader)
+register("dataset_reader", "srl_conll2012")(Conll2012SrlReader)

@@ -86,7 +86,7 @@ SERVING = TaskServing(model_types=("srl_tagger",),
                       doc_items=doc_items, annotate=annotate)
 
 
-@register("serving", "srl", params=[])
+@register("serving", "srl")
 def serving() -> TaskServing:
     """SRL's serving hooks."""
     return SERVING

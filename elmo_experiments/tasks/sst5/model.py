@@ -7,15 +7,19 @@ enter at the input (the embedder's first mix) and at the integrator's output (it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import torch
 
 from elmo_experiments.config.registry import (
     AT_LEAST_ONE,
     PROBABILITY,
-    Param,
-    Spec,
+    Bounds,
+    Check,
+    Encoder,
+    Probability,
+    Size,
+    TokenEmbedders,
     integers,
     register,
 )
@@ -33,17 +37,29 @@ from elmo_experiments.modules.pooling import (
     masked_min,
 )
 
+Widths = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(integers)]  # layer widths
+
 
 class Bcn(torch.nn.Module):
     """embed -> ReLU feed-forward -> BiLSTM encoder -> self biattention [x; x-c; x*c] ->
     BiLSTM integrator [-> ; ELMo] -> max/min/mean/self-attentive pools -> feed-forward -> classes.
     """
 
-    def __init__(self, vocab: Vocabulary, token_embedders: dict[str, Spec], *,
-                 pre_encode_dim: int = 300, encoder: Spec, integrator: Spec,
-                 output_dims: Sequence[int] = (1200, 600), embedding_dropout: float = 0.5,
-                 pre_encode_dropout: float = 0.25, integrator_dropout: float = 0.1,
-                 output_dropout: list[float] | float = 0.2) -> None:
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        token_embedders: TokenEmbedders,
+        *,
+        pre_encode_dim: Size = 300,  # width of the ReLU layer before the encoder
+        encoder: Encoder,
+        integrator: Encoder,
+        output_dims: Widths = (1200, 600),  # the ReLU layers before the class scores
+        embedding_dropout: Probability = 0.5,
+        pre_encode_dropout: Probability = 0.25,
+        integrator_dropout: Probability = 0.1,  # on the pooled vector
+        # one value or one per output layer
+        output_dropout: Annotated[float | list[float], Bounds(*PROBABILITY)] = 0.2,
+    ) -> None:
         super().__init__()
         self.embedder = EmbedderStack(
             {key: spec.build(vocab=vocab) for key, spec in token_embedders.items()})
@@ -80,22 +96,4 @@ class Bcn(torch.nn.Module):
 
 
 
-register(
-    "model",
-    "bcn",
-    params=[
-        Param("token_embedders", component="token_embedder", mapping=True),
-        Param("pre_encode_dim", int, 300, bounds=AT_LEAST_ONE,
-              doc="width of the ReLU layer before the encoder"),
-        Param("encoder", component="seq2seq_encoder"),
-        Param("integrator", component="seq2seq_encoder"),
-        Param("output_dims", list, [1200, 600], bounds=AT_LEAST_ONE, check=integers,
-              doc="the ReLU layers before the class scores"),
-        Param("embedding_dropout", float, 0.5, bounds=PROBABILITY),
-        Param("pre_encode_dropout", float, 0.25, bounds=PROBABILITY),
-        Param("integrator_dropout", float, 0.1, doc="on the pooled vector", bounds=PROBABILITY),
-        Param("output_dropout", (float, list), 0.2, doc="one value or one per output layer",
-              bounds=PROBABILITY),
-    ],
-    context=("vocab",),
-)(Bcn)
+register("model", "bcn", context=("vocab",))(Bcn)

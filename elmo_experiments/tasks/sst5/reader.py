@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec, register
+from elmo_experiments.config.registry import Size, TokenIndexers, register
 from elmo_experiments.data.fields import LabelField, TextField
-from elmo_experiments.data.files import LINE_LIMIT_DOC, iter_lines, resolve_data_path
+from elmo_experiments.data.files import iter_lines, resolve_data_path
 from elmo_experiments.data.read_report import ReadReport
 from elmo_experiments.data.token_indexers import TokenIndexer
 from elmo_experiments.data.tokenizers import unescape_ptb
@@ -77,9 +77,14 @@ class SstReader:
     always kept); evaluation reads the roots only, through ``validation_dataset_reader``.
     """
 
-    def __init__(self, token_indexers: dict[str, Spec], use_subtrees: bool = False,
-                 min_phrase_length: int = 1, binary: bool = False,
-                 max_line_length: int = 50_000) -> None:
+    def __init__(
+        self,
+        token_indexers: TokenIndexers,
+        use_subtrees: bool = False,  # every phrase, not only the root sentence
+        min_phrase_length: Size = 1,  # shortest phrase kept with use_subtrees
+        binary: bool = False,  # SST-2: drop neutral, 0/1 -> negative, 3/4 -> positive
+        max_line_length: Size = 50_000,  # longest line read, in bytes (longer: an error)
+    ) -> None:
         self.token_indexers: dict[str, TokenIndexer] = {
             key: spec.build() for key, spec in token_indexers.items()}
         self.use_subtrees = use_subtrees
@@ -123,16 +128,4 @@ class SstReader:
         return {"tokens": tokens, "label": label}
 
 
-register(
-    "dataset_reader",
-    "sst",
-    params=[
-        Param("token_indexers", component="token_indexer", mapping=True),
-        Param("use_subtrees", bool, False, doc="every phrase, not only the root sentence"),
-        Param("min_phrase_length", int, 1, bounds=AT_LEAST_ONE,
-              doc="shortest phrase kept with use_subtrees"),
-        Param("binary", bool, False, doc="SST-2: drop neutral, 0/1 -> negative, 3/4 -> positive"),
-        Param("max_line_length", int, 50_000, bounds=AT_LEAST_ONE,
-              doc=LINE_LIMIT_DOC),
-    ],
-)(SstReader)
+register("dataset_reader", "sst")(SstReader)

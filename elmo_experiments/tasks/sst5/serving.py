@@ -29,7 +29,7 @@ SERVING = TaskServing(model_types=("bcn",), inputs="text or tokens", instances=i
                       doc_items=doc_items, annotate=annotate)
 
 
-@register("serving", "sst5", params=[])
+@register("serving", "sst5")
 def serving() -> TaskServing:
     """SST-5's serving hooks."""
     return SERVING
