@@ -148,3 +148,14 @@ def test_the_core_imports_no_task_folder() -> None:
               if not module.startswith(tasks)
               for imported in imports(module, deferred=True) if imported.startswith(tasks + ".")]
     assert broken == []
+
+
+def test_training_names_no_biLM() -> None:
+    """Not even in a string or a docstring: the trainer's vocabulary is the task's and the
+    component's, never ELMo's (the package's own name aside)."""
+    import re
+
+    found = [f"{path.name}:{number}" for path in sorted((PACKAGE / "training").glob("*.py"))
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if re.search(r"elmo|bilm", re.sub(r"elmo[_-]experiments", "", line), re.I)]
+    assert found == []

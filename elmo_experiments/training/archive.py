@@ -1,9 +1,10 @@
 """``model.tar.gz``: a trained model to hand to a colleague, usable from any directory.
 
 It holds the run's ``config.json`` (its paths made absolute when the run started), the
-vocabulary, the best weights, ``metrics.json``, and the biLM: the files themselves when the
-config names a directory or files, or, for a shipped or released name, that name and the
-digest it must still have. ``archive.json`` lists which, and every file's SHA-256.
+vocabulary, the best weights, ``metrics.json``, and the external files the components declare
+(pretrained weights): the files themselves when the config names a directory or files, or, for
+a shipped or released name, that name and the digest it must still have. ``archive.json`` lists
+which, and every file's SHA-256.
 
 An archive is extracted once into the cache: into a temporary folder, checked (the whole gzip
 stream read, so its CRC is checked; every file the model needs present, with its listed
@@ -50,7 +51,7 @@ EXTRACTED = ".extracted"  # written last into an extraction once it is whole and
 
 def packed_groups() -> dict[str, tuple[str, ...]]:
     """Group -> the names of its archived copies, for every group of external files the
-    archive packs (``bilm``), as the components declare them (``config/external.py``)."""
+    archive packs, as the components declare them (``config/external.py``)."""
     return {files.group: files.copies for _, files in sorted(declared_external_files().items())
             if files.packed is not None}
 
@@ -112,7 +113,7 @@ def write_archive(run_dir: str | Path, weights: str = "best.pt",
 
     def write(tmp: str) -> None:
         # weights barely compress: level 1 is 5% larger than 9 and ten times faster (a run
-        # with the shipped biLM: 2 s instead of 21)
+        # with pretrained weights of 100 MB: 2 s instead of 21)
         with tarfile.open(tmp, "w:gz", compresslevel=1) as tar:
             data = json.dumps(manifest, indent=2).encode()
             info = tarfile.TarInfo(MANIFEST_FILE)
@@ -197,8 +198,8 @@ def _incomplete(folder: Path) -> str | None:
 
 def loading_config(config: dict[str, Any], folder: Path) -> dict[str, Any]:
     """The config to rebuild the model from in ``folder`` (a run directory or an extracted
-    archive): the archive's copies of external files (biLMs) replace the original paths (a
-    named one must still have its digest), and files not packed (word vectors) are not read
+    archive): the archive's copies of external files (pretrained weights) replace the original
+    paths (a named one must still have its digest), and files not packed (word vectors) are not read
     again (the weights hold them)."""
     config = copy.deepcopy(config)
     manifest = read_json(folder / MANIFEST_FILE) if (folder / MANIFEST_FILE).is_file() else None

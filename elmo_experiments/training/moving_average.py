@@ -1,5 +1,5 @@
 """An exponential moving average of the trained weights, used for evaluation (BiDAF's, and
-the ELMo paper's SQuAD setting: decay 0.999).
+the paper's SQuAD setting: decay 0.999).
 
 After every optimizer step each trainable parameter's shadow moves towards it:
 ``shadow <- d * shadow + (1 - d) * weight`` with ``d = min(decay, (1 + n) / (10 + n))`` after

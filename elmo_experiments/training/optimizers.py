@@ -39,8 +39,8 @@ def adam(parameters: Parameters, lr: Positive = 1e-3,
          weight_decay: NonNegative = 0.0, amsgrad: bool = False,
          fused: bool = True) -> torch.optim.Optimizer:
     """Adam; ``fused``: torch's one-kernel update, the same arithmetic in one pass over each
-    parameter (biLM pretraining: 43 -> 12 ms a step on 2 cores); false: torch's loop over the
-    parameters, which rounds differently in the last bits (docs/speed.md)."""
+    parameter (language-model pretraining: 43 -> 12 ms a step on 2 cores); false: torch's loop
+    over the parameters, which rounds differently in the last bits (docs/speed.md)."""
     return _checked(torch.optim.Adam, parameters, lr=lr, betas=(betas[0], betas[1]), eps=eps,
                     weight_decay=weight_decay, amsgrad=amsgrad, fused=fused or None)
 

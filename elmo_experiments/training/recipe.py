@@ -1,4 +1,4 @@
-"""The one owner of a training session; task training and biLM pretraining are its assemblies.
+"""The one owner of a training session; task training and pretraining are its assemblies.
 
 ``run_session`` takes a session's lifecycle through, in this order: look at the run directory
 (``--force``/``--recover``), lock it, seed, let the assembly build everything that can fail on

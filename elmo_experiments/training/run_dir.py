@@ -30,11 +30,17 @@ FAILED_FILE = "FAILED.json"  # a sweep's record of a cell that failed
 ARCHIVE_FILE = "model.tar.gz"  # archive.py writes it
 
 # What a run writes into its directory (temporary names: a dot, the name, a dot, a suffix):
-# its records and checkpoints, a pretraining run's corpus, vocabulary and export, the
-# callbacks' folders, the archive, a sweep's failure record and the writer's lock.
-RUN_ENTRIES = frozenset({"config.json", "run.json", "out.log", "log.jsonl", "vocabulary",
-                         "metrics.json", "best.pt", "last.pt", "corpus", "bilm", "vocab.txt",
-                         "tensorboard", "wandb", ARCHIVE_FILE, FAILED_FILE, LOCK_FILE})
+# its records and checkpoints, the callbacks' folders, the archive, a sweep's failure record
+# and the writer's lock; an assembly adds its own (``also_written``).
+RUN_ENTRIES = {"config.json", "run.json", "out.log", "log.jsonl", "vocabulary", "metrics.json",
+               "best.pt", "last.pt", "tensorboard", "wandb", ARCHIVE_FILE, FAILED_FILE,
+               LOCK_FILE}
+
+
+def also_written(*names: str) -> None:
+    """Entries an assembly writes into its run directories besides the trainer's (e.g. a
+    pretraining run's prepared corpus and export)."""
+    RUN_ENTRIES.update(names)
 _TEMPORARY = re.compile(r"\.(?P<name>[^/]+?)\.[A-Za-z0-9_]{8}")
 _EPOCH_METRICS = re.compile(r"metrics_epoch_\d+\.json")
 

@@ -3,7 +3,8 @@
 Written when a run starts (or resumes: each start is one entry of ``sessions``) and completed
 when it ends: the source config and its SHA-256, the ``-o`` overrides and ext vars, the
 environment variables the config read, the code's commit, package, torch and Python versions,
-the host, and the digest of every biLM and word-vector file the config names.
+the host, and the digest of every external file the config names (pretrained weights, word
+vectors).
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ def _now() -> str:
 
 
 def file_digests(config: Any, group: str) -> list[dict[str, str]]:
-    """The ``run.json`` entry of every file of ``group`` (``bilm``: every ``elmo`` embedder's
-    weights; ``vectors``: every ``embedding``'s ``pretrained_file``) the config reads, with its
-    SHA-1; the components declare them to the registry (``config/external.py``)."""
+    """The ``run.json`` entry of every file of ``group`` (e.g. the pretrained weights of an
+    embedder, or an ``embedding``'s ``pretrained_file``) the config reads, with its SHA-1; the
+    components declare them to the registry (``config/external.py``)."""
     found = (files.find(params) for files, params in external_configs(config, group))
     return [f.record for f in found if f is not None]
 

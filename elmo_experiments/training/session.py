@@ -1,4 +1,4 @@
-"""One training session, shared by task training and biLM pretraining.
+"""One training session, shared by task training and pretraining.
 
 Builds the optimizer, scheduler and callbacks from the ``trainer`` settings, resumes when asked,
 trains, reloads the best weights, and hands back what the caller needs to finish its metrics.

@@ -244,7 +244,7 @@ class Trainer:
         logger.info("recovered after %s", where)
 
     def _refill_caches(self) -> None:
-        """With activation caches on (a frozen ELMo or transformer), redo the forward passes
+        """With activation caches on (a frozen encoder), redo the forward passes
         that filled them before the interruption, in the same order, so the resumed run reads
         the very vectors an uninterrupted one would (a cache fill depends on the batch it
         happened in)."""

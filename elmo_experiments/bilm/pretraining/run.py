@@ -52,6 +52,7 @@ from elmo_experiments.training.distributed import (
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.recipe import Built, Opened, SessionRequest, run_session
 from elmo_experiments.training.run_dir import (
+    also_written,
     describe,
     load_checkpoint,
     read_config,
@@ -82,6 +83,7 @@ PRETRAIN_PARAMS = (
     Param("trainer", fields=TRAINER_PARAMS),
     Param("random_seed", int, 13370),
 )
+also_written("corpus", "bilm", "vocab.txt")  # the prepared corpus, the export, its vocabulary
 RESERVED_SPLITS = ("train", "heldout", "counts")  # file names in the prepared corpus
 
 
