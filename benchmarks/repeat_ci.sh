@@ -23,7 +23,7 @@ for ((i = 1; i <= runs; i++)); do
   start=$SECONDS
   status=0
   (cd "$work/clone" && .ci/run) > "$work/ci.log" 2>&1 || status=$?
-  summary=$(grep -E "(passed|failed|error)" "$work/ci.log" | tail -1)
+  summary=$(grep -E "(passed|failed|error)" "$work/ci.log" | tail -1 || true)
   failed=$(grep -E "^(FAILED|ERROR) " "$work/ci.log" | tr '\n' ' ' || true)
   line="run $i/$runs: commit $commit, $(date -u '+%F %H:%M'), exit $status, $((SECONDS - start)) s: $summary${failed:+ | $failed}"
   echo "$line" | tee -a "$out"
