@@ -135,6 +135,7 @@ Positive = Annotated[float, Check(positive)]  # learning rates, norms
 NonNegative = Annotated[float, Bounds(*NON_NEGATIVE)]  # weight decays, penalties
 Size = Annotated[int, Bounds(*AT_LEAST_ONE)]  # counts and widths
 Sizes = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(sizes)]  # one width per layer
+Widths = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(integers)]  # layers, maybe none
 
 _KINDS = {int: int, float: float, str: str, bool: bool, list: list, tuple: list, dict: dict,
           Sequence: list, Mapping: dict}

@@ -19,20 +19,17 @@ g is built for the kept spans only, and no pair's concatenation is built at all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 import torch
 
 from elmo_experiments.config.registry import (
-    AT_LEAST_ONE,
     Bounds,
-    Check,
     Encoder,
     Probability,
     Size,
     TokenEmbedders,
-    integers,
+    Widths,
     register,
 )
 from elmo_experiments.data.batching import Batch
@@ -53,7 +50,6 @@ from elmo_experiments.modules.spans import (
 )
 
 GENRES = ("bc", "bn", "mz", "nw", "pt", "tc", "wb")  # OntoNotes' genres; others: unknown
-Widths = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(integers)]  # layer widths
 
 
 def _first_layer(scorer: torch.nn.Sequential) -> torch.nn.Linear:

@@ -16,20 +16,16 @@ tokens (a name's head is its end).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Any
 
 import torch
 
 from elmo_experiments.config.registry import (
-    AT_LEAST_ONE,
-    Bounds,
-    Check,
     Encoder,
     Probability,
     Size,
     TokenEmbedders,
-    integers,
+    Widths,
     register,
 )
 from elmo_experiments.data.batching import Batch
@@ -45,7 +41,6 @@ from elmo_experiments.modules.spans import (
 )
 
 CLASSES = ("A", "B", "neither")
-Widths = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(integers)]  # layer widths
 
 
 def gold_classes(metadata: list[dict[str, Any]], device: torch.device) -> torch.Tensor | None:

@@ -6,21 +6,18 @@ enter at the input (the embedder's first mix) and at the integrator's output (it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 import torch
 
 from elmo_experiments.config.registry import (
-    AT_LEAST_ONE,
     PROBABILITY,
     Bounds,
-    Check,
     Encoder,
     Probability,
     Size,
     TokenEmbedders,
-    integers,
+    Widths,
     register,
 )
 from elmo_experiments.data.batching import Batch
@@ -36,8 +33,6 @@ from elmo_experiments.modules.pooling import (
     masked_mean,
     masked_min,
 )
-
-Widths = Annotated[Sequence[int], Bounds(*AT_LEAST_ONE), Check(integers)]  # layer widths
 
 
 class Bcn(torch.nn.Module):
