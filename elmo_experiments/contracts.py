@@ -29,10 +29,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import torch
 
+from elmo_experiments.metrics.metric import DatasetMetric, Metric, UnitMetric
+
 if TYPE_CHECKING:
     from elmo_experiments.data.batching import Batch
-    from elmo_experiments.metrics.metric import Metric
     from elmo_experiments.modules.embedders.activation_cache import ActivationCache
+
+__all__ = ["Callback", "DatasetMetric", "DatasetReader", "Metric", "TaskModel", "UnitMetric"]
 
 
 # -- dataset readers ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import torch
 
 from elmo_experiments import components
 from elmo_experiments.config.loader import PROJECT_ROOT, load_config
-from elmo_experiments.contracts import human_readable, objective
+from elmo_experiments.contracts import DatasetReader, TaskModel, human_readable, objective
 from elmo_experiments.data.batching import Batch, collate, index_instances
 from elmo_experiments.data.fields import text_fields
 from elmo_experiments.experiment import validate_experiment
@@ -60,6 +60,23 @@ def assemble(name: str | Path, overrides: list[str] | None = None
     vocab = build_vocabulary(reader, instances, experiment["vocabulary"])
     torch.manual_seed(0)
     return reader, vocab, build_model(experiment, reader, vocab), instances
+
+
+def check_reader(reader: Any, instances: list[dict]) -> None:
+    """A dataset reader keeps its contract (``contracts.DatasetReader``): it has ``fields``
+    and ``read``, and what it read is instances of those fields."""
+    assert isinstance(reader, DatasetReader), f"{type(reader).__name__}: no fields or read()"
+    assert instances, f"{type(reader).__name__} read no instances"
+    unknown = {key for instance in instances for key in instance} - set(reader.fields)
+    assert not unknown, f"{type(reader).__name__}: instances hold {sorted(unknown)}, no fields"
+
+
+def check_task_model(model: Any) -> None:
+    """A task model keeps its contract (``contracts.TaskModel``): a module with its streamed
+    ``metrics``."""
+    assert isinstance(model, torch.nn.Module), f"{type(model).__name__} is no torch module"
+    assert isinstance(model, TaskModel), f"{type(model).__name__} has no metrics list"
+    assert all(hasattr(metric, "update") for metric in model.metrics)
 
 
 def make_batch(reader: Any, vocab: Any, instances: list[dict]) -> Batch:
@@ -209,6 +226,8 @@ def check_model(name: str | Path, tmp_path: Path, overrides: list[str] | None = 
     e.g. to switch off a layer norm whose statistics span the batch)."""
     overrides = list(overrides or [])
     reader, vocab, model, instances = assemble(name, overrides)
+    check_reader(reader, instances)
+    check_task_model(model)
     check_gradients(model, make_batch(reader, vocab, instances[:8]))
     reader, vocab, model, instances = assemble(name, overrides)
     check_penalty_once(model, make_batch(reader, vocab, instances[:8]))

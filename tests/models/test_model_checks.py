@@ -51,3 +51,24 @@ BIDAF = ["model.highway_layers=2", "model.attention_projection_dim=null",
 
 def test_the_original_bidaf_passes_the_model_checks(sample_env: None, tmp_path: Path) -> None:
     check_model("squad_baseline", tmp_path, BIDAF)
+
+
+def test_the_contract_checks_catch_a_reader_and_a_model_that_break_them() -> None:
+    import torch
+
+    from elmo_experiments.testing import check_reader, check_task_model
+
+    class NoFields:
+        def read(self, path: str) -> list[dict]:
+            return [{"tokens": ["a"]}]
+
+    class Fields(NoFields):
+        fields = {"tokens": None}
+
+    with pytest.raises(AssertionError, match="NoFields: no fields or read"):
+        check_reader(NoFields(), [{"tokens": ["a"]}])
+    with pytest.raises(AssertionError, match=r"instances hold \['tags'\], no fields"):
+        check_reader(Fields(), [{"tokens": ["a"], "tags": ["O"]}])
+    check_reader(Fields(), [{"tokens": ["a"]}])
+    with pytest.raises(AssertionError, match="Linear has no metrics list"):
+        check_task_model(torch.nn.Linear(2, 2))
