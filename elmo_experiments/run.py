@@ -34,7 +34,6 @@ from elmo_experiments.training.archive import extract_archive, loading_config, w
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.distributed import global_settings, sharded, world_from_env
 from elmo_experiments.training.evaluation import evaluate
-from elmo_experiments.training.recipe import Built, Opened, SessionRequest, run_session
 from elmo_experiments.training.run_dir import (
     describe,
     load_checkpoint,
@@ -42,7 +41,7 @@ from elmo_experiments.training.run_dir import (
     verify_checkpoint,
 )
 from elmo_experiments.training.run_identity import identity
-from elmo_experiments.training.session import set_up
+from elmo_experiments.training.session import Built, Opened, SessionRequest, run_session, set_up
 from elmo_experiments.training.trainer import Trainer
 
 logger = logging.getLogger("elmo_experiments")
@@ -171,7 +170,7 @@ def train(
     happens before the run directory is touched, so ``--force`` never wipes a run for nothing.
     Launched by ``torchrun``, every process trains its share of each batch (``distributed``).
     The run directory is locked against other writers throughout (``run_lock``); the session
-    itself is ``recipe.run_session``'s, with a ``TaskAssembly``.
+    itself is ``training.session.run_session``'s, with a ``TaskAssembly``.
     """
     world = world_from_env()
     reads: dict[str, str] = {}

@@ -54,6 +54,8 @@ def test_the_original_bidaf_passes_the_model_checks(sample_env: None, tmp_path: 
 
 
 def test_the_contract_checks_catch_a_reader_and_a_model_that_break_them() -> None:
+    from typing import ClassVar
+
     import torch
 
     from elmo_experiments.testing import check_reader, check_task_model
@@ -63,7 +65,7 @@ def test_the_contract_checks_catch_a_reader_and_a_model_that_break_them() -> Non
             return [{"tokens": ["a"]}]
 
     class Fields(NoFields):
-        fields = {"tokens": None}
+        fields: ClassVar[dict] = {"tokens": None}
 
     with pytest.raises(AssertionError, match="NoFields: no fields or read"):
         check_reader(NoFields(), [{"tokens": ["a"]}])

@@ -50,7 +50,6 @@ from elmo_experiments.training.distributed import (
     world_from_env,
 )
 from elmo_experiments.training.evaluation import evaluate
-from elmo_experiments.training.recipe import Built, Opened, SessionRequest, run_session
 from elmo_experiments.training.run_dir import (
     also_written,
     describe,
@@ -59,7 +58,7 @@ from elmo_experiments.training.run_dir import (
     verify_checkpoint,
 )
 from elmo_experiments.training.run_identity import identity
-from elmo_experiments.training.session import set_up
+from elmo_experiments.training.session import Built, Opened, SessionRequest, run_session, set_up
 from elmo_experiments.training.trainer import TRAINER_PARAMS, Trainer
 
 logger = logging.getLogger("elmo_experiments")
@@ -236,7 +235,7 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     The corpus is prepared (or checked) before the run directory is touched, so ``--force``
     never wipes a run for a corpus that cannot be read. Under ``torchrun``, a rank that ends
     mid-run stops the others with one line (``stop_on_lost_rank``). The session itself is
-    ``recipe.run_session``'s, with a ``PretrainingAssembly``."""
+    ``training.session.run_session``'s, with a ``PretrainingAssembly``."""
     with stop_on_lost_rank(Path(serialization_dir)):
         reads: dict[str, str] = {}
         config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
