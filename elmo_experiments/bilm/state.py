@@ -93,6 +93,9 @@ class BilmRunner(torch.nn.Module):
                     return f"{where} is {str(tensor.dtype).removeprefix('torch.')}, not float32"
                 if not bool(torch.isfinite(tensor).all()):
                     return f"{where} is not finite"
+                clip = layer.proj_clip if name == "h" else layer.cell_clip
+                if clip and bool((tensor.abs() > clip).any()):  # the LSTM clips what it carries
+                    return f"{where} exceeds the layer's clip {clip}"
         return None
 
     def state_key(self) -> str:

@@ -474,11 +474,14 @@ def nan_state(state: list) -> list:
      "carried LSTM state 0: h is float64, not float32"),
     ("stateful", lambda s: None, "no carried LSTM state after 2 stateful batches"),
     ("stateful", nan_state, "carried LSTM state 0: h is not finite"),
+    ("stateful", lambda s: [(torch.full_like(h, 3e38), c) for h, c in s],
+     "carried LSTM state 0: h exceeds the layer's clip 3.0"),  # finite, but no LSTM's
     ("stateful", lambda s: [*s[:3], (s[3][0], "c")],
      "carried LSTM state 3 is not an (h, c) pair of tensors"),
     ("stateless", lambda s: [(torch.zeros(2, 4), torch.zeros(2, 16))] * 4,
      "a carried LSTM state in a stateless run"),
-], ids=["shape", "empty", "float64", "none", "nan", "not-a-tensor", "stateless"])
+], ids=["shape", "empty", "float64", "none", "nan", "beyond-clip", "not-a-tensor",
+        "stateless"])
 def test_a_damaged_carried_state_is_one_line_and_keeps_the_work(
         stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, state: str, change: Any,
         why: str) -> None:
