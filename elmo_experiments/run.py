@@ -34,12 +34,7 @@ from elmo_experiments.training.archive import extract_archive, loading_config, w
 from elmo_experiments.training.callbacks import Callback
 from elmo_experiments.training.distributed import global_settings, sharded, world_from_env
 from elmo_experiments.training.evaluation import evaluate
-from elmo_experiments.training.run_dir import (
-    describe,
-    load_checkpoint,
-    read_config,
-    verify_checkpoint,
-)
+from elmo_experiments.training.run_dir import load_trained, stored_config
 from elmo_experiments.training.run_identity import identity
 from elmo_experiments.training.session import Built, Opened, SessionRequest, run_session, set_up
 from elmo_experiments.training.trainer import Trainer
@@ -271,20 +266,12 @@ def load_run(run_dir: str | Path, weights: str = "best.pt", device: str = "cpu")
     run_dir = Path(run_dir)
     if run_dir.is_file():
         run_dir, weights = extract_archive(run_dir), "best.pt"
-    config_file = run_dir / "config.json"
-    if not config_file.is_file():
-        raise RunDirError(f"{run_dir}: not a run directory (no config.json) nor a model "
-                          f"archive")
-    config = read_config(run_dir)
-    experiment = validate_experiment(loading_config(config, run_dir), source=str(config_file))
+    config, source = stored_config(run_dir, " nor a model archive")
+    experiment = validate_experiment(loading_config(config, run_dir), source=source)
     reader = experiment.evaluation_reader.build()
     vocab = Vocabulary.load(run_dir / "vocabulary")
     model = build_model(experiment, reader, vocab)
-    path = run_dir / weights
-    checkpoint = load_checkpoint(path)
-    verify_checkpoint(checkpoint, path, "best", model,
-                      describe(config, Vocabulary.digest(run_dir / "vocabulary")))
-    model.load_state_dict(checkpoint["model"])
+    load_trained(model, run_dir, weights, config, Vocabulary.digest(run_dir / "vocabulary"))
     model.eval()
     model.to(resolve_device(device, "--device"))
     return Assembled(experiment, reader, vocab, model,

@@ -281,6 +281,26 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
     return project_paths(read_json(Path(run_dir) / "config.json"))
 
 
+def stored_config(run_dir: Path, or_else: str = "") -> tuple[dict[str, Any], str]:
+    """A finished (or stopped) run's config and its file's name, to rebuild its model from;
+    a one-line ``RunDirError`` when ``run_dir`` holds none (``or_else``: what else it might
+    have been, e.g. " nor a model archive")."""
+    config_file = run_dir / "config.json"
+    if not config_file.is_file():
+        raise RunDirError(f"{run_dir}: not a run directory (no config.json){or_else}")
+    return read_config(run_dir), str(config_file)
+
+
+def load_trained(model: torch.nn.Module, run_dir: Path, weights: str, config: dict[str, Any],
+                 vocabulary_sha1: str) -> None:
+    """The weights of checkpoint ``weights`` of ``run_dir`` into ``model``, once they are
+    checked to be this model's, trained with this config and vocabulary."""
+    path = run_dir / weights
+    checkpoint = load_checkpoint(path)
+    verify_checkpoint(checkpoint, path, "best", model, describe(config, vocabulary_sha1))
+    model.load_state_dict(checkpoint["model"])
+
+
 def start_or_recover(run_dir: Path, config: dict[str, Any], recover: bool, source: str) -> None:
     """Write ``config.json`` (its project paths portable), or on recovery check the config
     matches the saved one.

@@ -41,7 +41,7 @@ from elmo_experiments.data.files import (
 )
 from elmo_experiments.data.hdf5_output import HDF5Output
 from elmo_experiments.devices import trainer_device
-from elmo_experiments.errors import ConfigError, DataError, RunDirError
+from elmo_experiments.errors import ConfigError, DataError
 from elmo_experiments.training.distributed import (
     World,
     global_settings,
@@ -52,10 +52,8 @@ from elmo_experiments.training.distributed import (
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
     also_written,
-    describe,
-    load_checkpoint,
-    read_config,
-    verify_checkpoint,
+    load_trained,
+    stored_config,
 )
 from elmo_experiments.training.run_identity import identity
 from elmo_experiments.training.session import Built, Opened, SessionRequest, run_session, set_up
@@ -351,15 +349,9 @@ def export_run(run_dir: str | Path, output: str | Path, weights: str = "best.pt"
                float16: bool = False) -> Path:
     """Export a pretraining run's checkpoint (e.g. of an interrupted run) to the released layout."""
     run_dir = Path(run_dir)
-    config_file = run_dir / "config.json"
-    if not config_file.is_file():
-        raise RunDirError(f"{run_dir}: not a run directory (no config.json)")
-    config = read_config(run_dir)
-    values = validate_pretrain(config, str(config_file))
+    config, source = stored_config(run_dir)
+    values = validate_pretrain(config, source)
     vocab = SoftmaxVocabulary.load(run_dir / VOCAB_FILE)
     model = values["model"].build(vocab_size=len(vocab), seed=0)
-    checkpoint = load_checkpoint(run_dir / weights)
-    verify_checkpoint(checkpoint, run_dir / weights, "best", model,
-                      describe(config, sha1_of(run_dir / VOCAB_FILE)))
-    model.load_state_dict(checkpoint["model"])
+    load_trained(model, run_dir, weights, config, sha1_of(run_dir / VOCAB_FILE))
     return export_bilm(model, vocab, output, float16)
