@@ -58,6 +58,7 @@ from elmo_experiments.devices import resolve_device
 from elmo_experiments.errors import DataError, WriteError
 from elmo_experiments.faults import fault_point
 from elmo_experiments.progress import progress as progress_display
+from elmo_experiments.training.run_dir import save_checkpoint
 
 LAYER_CHOICES = ("all", "top", "average")
 POOL_CHOICES = ("none", "mean", "max", "first")
@@ -308,7 +309,7 @@ class Staging:
                          f"--force starts over")
 
     def commit(self, progress: Progress) -> None:
-        atomic_write(self.progress, lambda tmp: torch.save(asdict(progress), tmp))
+        save_checkpoint(self.progress, asdict(progress))  # a full disk: a WriteError
 
     def remove(self) -> None:
         """The folder removed, or whatever else (a file, a link) is in its place."""
@@ -393,7 +394,7 @@ def _assemble(corpus: Path, lengths: np.ndarray, options: EmbedOptions, num_laye
                     dtype=options.dtype).reshape(options.shape(lengths[index], num_layers, dim))
                 if options.layout == "sentences":
                     out.file.create_dataset(str(index), data=vectors)
-                    sentence_to_index.setdefault(line.strip(), str(index))
+                    sentence_to_index[line.strip()] = str(index)  # the last repeat, as AllenNLP
                 elif options.pool != "none":
                     embeddings[(slice(None),) * token_axis + (index,)] = vectors
                 elif lengths[index]:
@@ -468,11 +469,12 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
             runner.to(target)
             _run(Path(input_path), lengths, options, runner, target, staging, done, progress)
         _assemble(Path(input_path), lengths, options, num_layers, dim, staging, settings)
-    except WriteError:
-        staging.remove()
-        raise
-    except OSError as error:  # a full disk: nothing left behind, as atomic_write does
-        staging.remove()
-        raise _write_error(output, error) from None
+    except (WriteError, OSError) as error:  # a full disk: the batches done are kept for --recover
+        failure = error if isinstance(error, WriteError) else _write_error(output, error)
+        if done is None or done.batches == 0:
+            staging.remove()
+            raise failure from None
+        raise WriteError(f"{failure}; the batches done so far are kept in {staging.folder}: "
+                         f"--recover finishes the run") from None
     staging.remove()
     return len(lengths)

@@ -29,10 +29,9 @@ from elmo_experiments.data.files import (
     DATA_DIR_VARIABLE,
     atomic_write,
     atomic_write_text,
-    create_staging_folder,
     fsync_path,
-    replace_folder,
     sha256_of,
+    staged_folder,
 )
 from elmo_experiments.errors import DataError
 from elmo_experiments.progress import progress as progress_display
@@ -446,8 +445,7 @@ def _extract_folder(archive: zipfile.ZipFile, prefix: str, folder: Path, compres
     if not members:
         raise DataError(f"{archive.filename}: the archive has nothing under {prefix} (has the "
                         "source changed?)")
-    tmp = create_staging_folder(folder)
-    try:
+    with staged_folder(folder) as tmp:
         for info in members:
             relative = Path(info.filename[len(prefix):])
             if relative.is_absolute() or ".." in relative.parts:
@@ -455,6 +453,3 @@ def _extract_folder(archive: zipfile.ZipFile, prefix: str, folder: Path, compres
             name = relative.with_name(relative.name + ".gz") if compress else relative
             with archive.open(info) as handle:
                 _write(tmp / name, handle, compress)
-        replace_folder(tmp, folder)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)

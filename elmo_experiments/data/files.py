@@ -12,6 +12,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,9 @@ def resolve_data_path(path: str | Path) -> Path:
     gzipped = candidate.with_name(candidate.name + ".gz")
     if gzipped.is_file():
         return gzipped
+    if candidate.exists():
+        kind = "a folder" if candidate.is_dir() else "not a regular file (a device, pipe or socket)"
+        raise DataError(f"{path}: {kind}, not a data file")
     hint = ""
     if DATA_DIR_VARIABLE not in os.environ:
         hint = f" (set {DATA_DIR_VARIABLE} to the data root)"
@@ -236,6 +240,22 @@ def create_staging_folder(folder: Path) -> Path:
         except FileExistsError:
             continue
         return candidate
+
+
+@contextmanager
+def staged_folder(folder: Path) -> Iterator[Path]:
+    """A new staging folder in which to build ``folder``, renamed in when the block ends and
+    removed whatever happens. A failed write inside names its place in ``folder``, not the
+    staging folder's temporary name."""
+    staging = create_staging_folder(folder)
+    try:
+        try:
+            yield staging
+        except WriteError as error:
+            raise WriteError(str(error).replace(str(staging), str(folder))) from None
+        replace_folder(staging, folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def fsync_path(path: str | Path) -> None:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections import Counter
 from pathlib import Path
 
 from elmo_experiments.data.files import (
-    create_staging_folder,
     read_json,
     read_lines,
-    replace_folder,
     sha1_of,
+    staged_folder,
     write_lines,
 )
 from elmo_experiments.errors import DataError
@@ -95,17 +93,11 @@ class Vocabulary:
     def save(self, directory: str | Path) -> None:
         """Write every namespace into a temporary folder beside ``directory``, then rename it
         into place: a saved vocabulary is complete or absent, never half written."""
-        directory = Path(directory)
-        staging = create_staging_folder(directory)
-        try:
+        with staged_folder(Path(directory)) as staging:
             for namespace, tokens in self._index_to_token.items():
                 write_lines(staging / f"{namespace}.txt", tokens)
             write_lines(staging / "namespaces.json", [json.dumps(sorted(self._index_to_token))])
             fault_point("vocabulary:staged")
-            replace_folder(staging, directory)
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
 
     @staticmethod
     def digest(directory: str | Path) -> str:

@@ -17,6 +17,7 @@ from elmo_experiments.data.files import (
     read_json,
     read_lines,
     replace_folder,
+    resolve_data_path,
     write_lines,
 )
 from elmo_experiments.errors import DataError
@@ -150,3 +151,13 @@ def test_a_write_error_says_the_disk_is_full_only_when_it_is(
     message = str(write_error(tmp_path / "out.hdf5", error))
     assert message.startswith(f"{tmp_path / 'out.hdf5'}: cannot write it: ")
     assert ("the disk is full" in message) is full
+
+
+def test_a_folder_or_a_device_is_named_as_such_not_as_missing(tmp_path: Path) -> None:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    with pytest.raises(DataError, match=r"^.*corpus: a folder, not a data file$"):
+        resolve_data_path(folder)
+    with pytest.raises(DataError, match=r"^/dev/null: not a regular file \(a device, pipe or "
+                       r"socket\), not a data file$"):
+        resolve_data_path("/dev/null")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from elmo_experiments.data.vocabulary import OOV, PADDING, Vocabulary, is_padded
-from elmo_experiments.errors import DataError
+from elmo_experiments.errors import DataError, WriteError
 
 
 def test_label_namespaces_are_not_padded() -> None:
@@ -159,3 +160,18 @@ def test_labels_from_evaluation_data_keeps_a_vocabulary_the_training_data_covers
                             ((reader, dev),))
     assert plain.tokens("labels") == ["O", "B-X"]
     assert both.tokens("labels") == ["O", "B-X", "B-Z", "I-Y"]  # unseen ones after, ties by name
+
+
+def test_a_full_disk_while_saving_names_the_vocabulary_file_not_its_staging_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def disk_full(self: Path, *args: object, **kwargs: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", disk_full)
+    vocabulary = Vocabulary.from_counts({"tokens": Counter({"the": 2})})
+    with pytest.raises(WriteError) as error:
+        vocabulary.save(tmp_path / "vocabulary")
+    message = str(error.value)
+    assert message.startswith(f"{tmp_path / 'vocabulary' / 'tokens.txt'}: "), message
+    assert "the disk is full" in message and ".vocabulary." not in message
+    assert list(tmp_path.iterdir()) == []  # no staging folder, no half-written vocabulary

@@ -25,6 +25,7 @@ from elmo_experiments.errors import ConfigValueError, DataError
 DOCUMENT_MARKER = "-DOCSTART-"
 MAX_LINE_BYTES = 10_000
 _TOKEN_ID = re.compile(r"[0-9]+")  # a CoNLL-U word id; not "3-4" (multiword) or "5.1" (empty)
+_SKIPPED_ID = re.compile(r"[0-9]+(-[0-9]+|\.[0-9]+)")  # CoNLL-U's multiword and empty-node ids
 _TAG_HINTS = {
     "IOB1": "O, I-TYPE or B-TYPE",
     "BIO": "O, B-TYPE or I-TYPE",
@@ -47,9 +48,10 @@ def iter_rows(
 
     Blank lines (after strip) end a sentence, and so does a line whose ``marker_column`` equals
     ``document_marker``. Lines starting with ``comment_prefix`` are skipped, and with
-    ``skip_token_ids`` so are lines whose first column is not a plain integer (CoNLL-U's
-    ``3-4`` and ``5.1``). ``separator`` None splits on any whitespace. A sentence longer than
-    ``max_tokens`` is a ``DataError`` naming the line it starts on.
+    ``skip_token_ids`` so are CoNLL-U's ``3-4`` and ``5.1`` lines (any other first column that
+    is not a word id is a ``DataError`` naming the line). ``separator`` None splits on any
+    whitespace. A sentence longer than ``max_tokens`` is a ``DataError`` naming the line it
+    starts on.
     """
     rows: list[Row] = []
     for number, line in iter_lines(path, MAX_LINE_BYTES):
@@ -65,7 +67,10 @@ def iter_rows(
             rows = []
             continue
         if skip_token_ids and not _TOKEN_ID.fullmatch(fields[0]):
-            continue
+            if _SKIPPED_ID.fullmatch(fields[0]):
+                continue
+            raise DataError(f"{path}:{number}: {fields[0][:40]!r} is not a CoNLL-U word id (1, "
+                            f"3-4 or 5.1): is this file CoNLL-U?")
         rows.append((number, fields))
         if max_tokens is not None and len(rows) > max_tokens:
             raise DataError(f"{path}:{rows[0][0]}: a sentence of more than {max_tokens:,} tokens "

@@ -118,6 +118,13 @@ def test_conllu_reads_the_form_column_without_multiword_and_empty_nodes(tmp_path
     assert list(read_sentences(str(path), "conllu")) == [["Do", "n't", "go", "."], ["Yes"]]
 
 
+def test_conllu_on_running_text_names_the_first_line_that_is_not_a_word(tmp_path: Path) -> None:
+    path = write(tmp_path / "story.txt", "# a comment\nOnce upon a time .\n")
+    with pytest.raises(DataError, match=r"story.txt:2: 'Once upon a time .' is not a CoNLL-U "
+                       r"word id \(1, 3-4 or 5.1\): is this file CoNLL-U\?"):
+        list(read_sentences(str(path), "conllu"))
+
+
 def test_conllu_with_too_few_columns_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path / "bad.conllu", "1\tDo\tdo\n")
     with pytest.raises(DataError, match=r"bad.conllu:1: 3 columns") as error:
