@@ -15,7 +15,7 @@ from elmo_experiments.bilm.state import STATE_MODES, BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
 from elmo_experiments.config.registry import NO_SETTINGS, Check, Param, Probability, register
 from elmo_experiments.data.files import file_problem
-from elmo_experiments.errors import ConfigError, ConfigValueError
+from elmo_experiments.errors import ConfigError
 from elmo_experiments.modules.dropout import Dropout
 from elmo_experiments.modules.embedders.activation_cache import (
     CACHE_PARAMS,
@@ -24,12 +24,8 @@ from elmo_experiments.modules.embedders.activation_cache import (
     read_through,
     state_digest,
 )
-from elmo_experiments.modules.embedders.scalar_mix import (
-    MIX_PARAMS,
-    ONE_MIX,
-    ScalarMix,
-    mixes_report,
-)
+from elmo_experiments.modules.embedders.placements import Placements
+from elmo_experiments.modules.embedders.scalar_mix import MIX_PARAMS, ONE_MIX
 from elmo_experiments.modules.embedders.stack import Embedded
 from elmo_experiments.precision import PRECISIONS
 
@@ -56,8 +52,6 @@ class ElmoTokenEmbedder(torch.nn.Module):
         biLM's inference precision; bf16 is fast only on CPUs with bf16 matrix units
         (elsewhere fp32 runs unless ``ELMO_FORCE_BF16=1``)."""
         super().__init__()
-        if not mixes:
-            raise ConfigValueError("mixes: at least one scalar mix (placement) is needed")
         bilm = load_bilm(*resolve_bilm(weights, options_file, weight_file))
         bilm.requires_grad_(requires_grad)
         warmup = None
@@ -65,7 +59,7 @@ class ElmoTokenEmbedder(torch.nn.Module):
             with open(warmup_file, encoding="utf-8") as handle:
                 warmup = [line.strip() for line in handle if line.strip()]
         self.runner = BilmRunner(bilm, state, warmup, precision)
-        self.mixes = torch.nn.ModuleList(ScalarMix(bilm.num_layers, **mix) for mix in mixes)
+        self.mixes = Placements(bilm.num_layers, bilm.output_dim, mixes, at_input)
         self.dropout = Dropout(dropout)
         self.requires_grad = requires_grad
         bilm.char_encoder.cache_tokens = char_cache and not requires_grad
@@ -74,11 +68,8 @@ class ElmoTokenEmbedder(torch.nn.Module):
             self.cache = configured_cache(cache or {})
         if state == "warm" and requires_grad:
             raise ConfigError(["state: 'warm' needs a frozen biLM (requires_grad: false)"])
-        self.at_input = at_input
-        self.representation_dim = bilm.output_dim  # the width of every mix
-        self.output_dim = bilm.output_dim if at_input else 0  # the width at the input
-        self.num_extra_representations = len(mixes) - (1 if at_input else 0)
-        self.extra_dim = self.representation_dim * self.num_extra_representations
+        self.representation_dim, self.output_dim = bilm.output_dim, self.mixes.input_dim
+        self.extra_dim = self.representation_dim * self.mixes.extra
 
     @property
     def caching(self) -> bool:
@@ -127,13 +118,12 @@ class ElmoTokenEmbedder(torch.nn.Module):
         rows = math.prod(leading)  # explicit: a batch of empty sentences has seq 0
         layers, mask = self._layers(ids.reshape(rows, seq, width))  # with boundaries: mixing
         # and layer norm see BOS/EOS
-        mixed = [self.dropout(remove_boundaries(mix(layers, mask), mask)).reshape(
-            *leading, seq, self.representation_dim) for mix in self.mixes]
-        return Embedded.from_mixes(mixed, self.at_input)
+        return self.mixes.embed(layers, mask, self.dropout, (*leading, seq),
+                                lambda mixed: remove_boundaries(mixed, mask))
 
     def mix_report(self) -> list[dict[str, Any]]:
         """The normalised layer weights s and γ of every mix (logged each epoch)."""
-        return mixes_report(self.mixes)
+        return self.mixes.report()
 
 
 register(

@@ -52,7 +52,7 @@ def problems(config: dict[str, Any]) -> list[str]:
 def test_registry_defaults(tiny_bilm_dir: Path) -> None:
     embedder = build(tiny_bilm_dir)
     assert embedder.output_dim == OUTPUT_DIM
-    assert len(embedder.mixes) == 1 and embedder.num_extra_representations == 0
+    assert len(embedder.mixes) == 1 and embedder.mixes.extra == 0
     mix = embedder.mixes[0]
     assert (mix.mode, mix.l2, mix.layer_norm, mix.num_layers) == ("learned", 0.0, False, 3)
     assert embedder.runner.mode == "stateless"
@@ -345,7 +345,7 @@ def test_regularization_penalty_sums_the_mixes(tiny_bilm_dir: Path) -> None:
 
 def test_two_mixes_give_an_extra_representation(tiny_bilm_dir: Path) -> None:
     embedder = build(tiny_bilm_dir, mixes=[{}, {"mode": "last"}], dropout=0.0).eval()
-    assert embedder.num_extra_representations == 1
+    assert embedder.mixes.extra == 1
     ids = batch_to_ids(SENTENCES)
     embedded = embedder(ids)
     out = embedded.input

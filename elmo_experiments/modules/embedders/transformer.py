@@ -46,12 +46,8 @@ from elmo_experiments.modules.embedders.activation_cache import (
     read_through,
     state_digest,
 )
-from elmo_experiments.modules.embedders.scalar_mix import (
-    MIX_PARAMS,
-    ONE_MIX,
-    ScalarMix,
-    mixes_report,
-)
+from elmo_experiments.modules.embedders.placements import Placements
+from elmo_experiments.modules.embedders.scalar_mix import MIX_PARAMS, ONE_MIX
 from elmo_experiments.modules.embedders.stack import Embedded
 
 logger = logging.getLogger("elmo_experiments")
@@ -170,9 +166,6 @@ class TransformerEmbedder(torch.nn.Module):
         pieces per window, specials included (default: the model's maximum); ``cache``:
         per-sentence layers of a frozen transformer, computed once."""
         super().__init__()
-        mixes = [{}] if mixes is None else mixes
-        if not mixes:
-            raise ConfigValueError("mixes: at least one scalar mix (placement) is needed")
         if pooling not in POOLINGS:
             raise ConfigValueError(f"pooling {pooling!r} is not one of {POOLINGS}")
         self.tokenizer, self.transformer = load_transformer(model)
@@ -185,13 +178,12 @@ class TransformerEmbedder(torch.nn.Module):
         if self.budget < 1:
             raise ConfigValueError(f"max_length {self.max_length} leaves no room for tokens")
         self.num_layers = config.num_hidden_layers + 1  # the embedding layer and each layer
-        self.mixes = torch.nn.ModuleList(ScalarMix(self.num_layers, **mix) for mix in mixes)
+        self.mixes = Placements(self.num_layers, config.hidden_size,
+                                [{}] if mixes is None else mixes, at_input)
         self.dropout = torch.nn.Dropout(dropout)
-        self.pooling, self.requires_grad, self.at_input = pooling, requires_grad, at_input
-        self.representation_dim = config.hidden_size  # the width of every mix
-        self.output_dim = self.representation_dim if at_input else 0  # the width at the input
-        self.num_extra_representations = len(mixes) - (1 if at_input else 0)
-        self.extra_dim = self.representation_dim * self.num_extra_representations
+        self.pooling, self.requires_grad = pooling, requires_grad
+        self.representation_dim, self.output_dim = config.hidden_size, self.mixes.input_dim
+        self.extra_dim = self.representation_dim * self.mixes.extra
         self._warned = False
         self.cache: ActivationCache | None = (None if requires_grad
                                               else configured_cache(cache or {}))
@@ -318,13 +310,11 @@ class TransformerEmbedder(torch.nn.Module):
         *leading, seq, width = points.shape
         rows = math.prod(leading)
         layers, mask = self.layers(points.reshape(rows, seq, width))
-        mixed = [self.dropout(mix(list(layers.unbind(0)), mask)).reshape(
-            *leading, seq, self.representation_dim) for mix in self.mixes]
-        return Embedded.from_mixes(mixed, self.at_input)
+        return self.mixes.embed(list(layers.unbind(0)), mask, self.dropout, (*leading, seq))
 
     def mix_report(self) -> list[dict[str, Any]]:
         """The normalised layer weights s and γ of every mix (logged each epoch)."""
-        return mixes_report(self.mixes)
+        return self.mixes.report()
 
 
 register("token_indexer", "transformer_tokens")(TransformerTokensIndexer)
