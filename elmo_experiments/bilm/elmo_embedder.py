@@ -68,6 +68,7 @@ class ElmoTokenEmbedder(torch.nn.Module):
             self.cache = configured_cache(cache or {})
         if state == "warm" and requires_grad:
             raise ConfigError(["state: 'warm' needs a frozen biLM (requires_grad: false)"])
+        self.at_input = at_input  # where the first mix goes (the mix log names placements)
         self.representation_dim, self.output_dim = bilm.output_dim, self.mixes.input_dim
         self.extra_dim = self.representation_dim * self.mixes.extra
 

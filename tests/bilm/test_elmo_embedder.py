@@ -17,7 +17,7 @@ from elmo_experiments.bilm.characters import batch_to_ids
 from elmo_experiments.bilm.elmo_embedder import ElmoTokenEmbedder
 from elmo_experiments.bilm.pretrained import KNOWN, resolve_weights
 from elmo_experiments.config.validate import Validator
-from elmo_experiments.contracts import regularization_penalty
+from elmo_experiments.contracts import mix_placements, regularization_penalty
 from elmo_experiments.errors import ConfigError, DataError
 from elmo_experiments.modules.embedders.activation_cache import (
     ActivationCache,
@@ -358,6 +358,13 @@ def test_two_mixes_give_an_extra_representation(tiny_bilm_dir: Path) -> None:
     torch.testing.assert_close(out, sum(layers) / 3)
     # separate parameters per placement
     assert embedder.mixes[0].scalar_parameters is not embedder.mixes[1].scalar_parameters
+
+
+def test_the_mix_log_learns_where_each_embedder_places_its_first_mix(tiny_bilm_dir: Path
+                                                                     ) -> None:
+    stack = torch.nn.ModuleDict({"input": build(tiny_bilm_dir),
+                                 "output": build(tiny_bilm_dir, at_input=False)})
+    assert mix_placements(stack) == {"input": True, "output": False}
 
 
 def test_mix_report(tiny_bilm_dir: Path) -> None:

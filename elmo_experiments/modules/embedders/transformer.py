@@ -181,7 +181,7 @@ class TransformerEmbedder(torch.nn.Module):
         self.mixes = Placements(self.num_layers, config.hidden_size,
                                 [{}] if mixes is None else mixes, at_input)
         self.dropout = torch.nn.Dropout(dropout)
-        self.pooling, self.requires_grad = pooling, requires_grad
+        self.pooling, self.requires_grad, self.at_input = pooling, requires_grad, at_input
         self.representation_dim, self.output_dim = config.hidden_size, self.mixes.input_dim
         self.extra_dim = self.representation_dim * self.mixes.extra
         self._warned = False
