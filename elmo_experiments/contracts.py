@@ -14,6 +14,9 @@ objective, so no model forwards its parts' penalties. Its modules may have ``cac
 depend on an activation cache that a resumed run refills), ``cache`` (the ``ActivationCache``
 that ``fill-cache`` fills) and ``mix_report()`` (the learned layer weights logged each epoch).
 
+A task's serving hooks (``serve``, the spaCy tagger) are a ``TaskServing``
+(``serve/task_serving.py``), registered in the ``serving`` category under the task's name.
+
 A trainer callback subclasses ``Callback`` (below): one base class whose hooks do nothing
 until overridden, with ``state_dict()``/``load_state_dict(state)`` kept in ``last.pt``.
 
@@ -30,12 +33,14 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import torch
 
 from elmo_experiments.metrics.metric import DatasetMetric, Metric, UnitMetric
+from elmo_experiments.serve.task_serving import TaskServing
 
 if TYPE_CHECKING:
     from elmo_experiments.data.batching import Batch
     from elmo_experiments.modules.embedders.activation_cache import ActivationCache
 
-__all__ = ["Callback", "DatasetMetric", "DatasetReader", "Metric", "TaskModel", "UnitMetric"]
+__all__ = ["Callback", "DatasetMetric", "DatasetReader", "Metric", "TaskModel", "TaskServing",
+           "UnitMetric"]
 
 
 # -- dataset readers ---------------------------------------------------------------------------
