@@ -12,8 +12,6 @@ from typing import Any
 
 import torch
 
-from elmo_experiments.config.loader import load_config
-from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import Spec
 from elmo_experiments.contracts import ListsFiles, reader_context
 from elmo_experiments.data.batching import InstanceLoader, index_instances
@@ -32,11 +30,18 @@ from elmo_experiments.metrics.metric import DatasetMetric
 from elmo_experiments.modules.embedders.mixes import mix_logs
 from elmo_experiments.training.archive import extract_archive, loading_config, write_archive
 from elmo_experiments.training.callbacks import Callback
-from elmo_experiments.training.distributed import global_settings, sharded, world_from_env
+from elmo_experiments.training.distributed import global_settings, sharded
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import load_trained, stored_config
-from elmo_experiments.training.run_identity import identity
-from elmo_experiments.training.session import Built, Opened, SessionRequest, run_session, set_up
+from elmo_experiments.training.session import (
+    Built,
+    Opened,
+    SessionRequest,
+    Validated,
+    read_request,
+    run_session,
+    set_up,
+)
 from elmo_experiments.training.trainer import Trainer
 
 logger = logging.getLogger("elmo_experiments")
@@ -167,16 +172,13 @@ def train(
     The run directory is locked against other writers throughout (``run_lock``); the session
     itself is ``training.session.run_session``'s, with a ``TaskAssembly``.
     """
-    world = world_from_env()
-    reads: dict[str, str] = {}
-    config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
-    experiment = validate_experiment(config, source=str(config_path), check_paths=True)
-    request = SessionRequest(
-        run_dir=Path(serialization_dir), config=experiment.raw, source=str(config_path),
-        what=identity(config_path, overrides, ext_vars, reads, experiment.raw),
-        seeds=experiment.values, trainer=experiment["trainer"], force=force, recover=recover,
-        world=world)
-    return run_session(request, TaskAssembly(experiment, callbacks or []))
+    def validate(config: dict[str, Any]) -> Validated:
+        experiment = validate_experiment(config, source=str(config_path), check_paths=True)
+        return Validated(experiment.raw, experiment.values, experiment["trainer"], experiment)
+
+    request, valid = read_request(config_path, serialization_dir, ext_vars, overrides, force,
+                                  recover, validate)
+    return run_session(request, TaskAssembly(valid.parsed, callbacks or []))
 
 
 class TaskAssembly:

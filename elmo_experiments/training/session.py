@@ -16,13 +16,15 @@ import random
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import torch
 
+from elmo_experiments.config.loader import load_config
+from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.cpu_runtime import tune_cpu_runtime
 from elmo_experiments.devices import trainer_device
 from elmo_experiments.errors import RunDirError
@@ -34,6 +36,7 @@ from elmo_experiments.training.distributed import (
     World,
     place_on_device,
     stop_on_lost_rank,
+    world_from_env,
 )
 from elmo_experiments.training.run_dir import (
     check_run_dir,
@@ -44,7 +47,7 @@ from elmo_experiments.training.run_dir import (
     verify_checkpoint,
     write_json,
 )
-from elmo_experiments.training.run_identity import read_record, record_end, record_start
+from elmo_experiments.training.run_identity import identity, read_record, record_end, record_start
 from elmo_experiments.training.run_lock import run_dir_lock
 from elmo_experiments.training.trainer import (
     Loader,
@@ -287,6 +290,35 @@ class SessionRequest:
     force: bool = False
     recover: bool = False
     world: World = SINGLE
+
+
+@dataclass
+class Validated:
+    """A config as a session needs it once validated: the config to run (``config.json``),
+    the seeds, the trainer settings, what ``run.json`` records beyond the config's identity
+    (a continued model's source) and the validated form its assembly is built from."""
+
+    config: dict[str, Any]
+    seeds: dict[str, Any]
+    trainer: dict[str, Any]
+    parsed: Any
+    what: dict[str, Any] = field(default_factory=dict)
+
+
+def read_request(config_path: str | Path, serialization_dir: str | Path,
+                 ext_vars: dict[str, str] | None, overrides: list[str] | None, force: bool,
+                 recover: bool, validate: Callable[[dict[str, Any]], Validated]
+                 ) -> tuple[SessionRequest, Validated]:
+    """A ``train`` or ``pretrain`` start's request: the config file read with its ext vars
+    and overrides (the files it read go into ``run.json``), its paths made absolute, then
+    ``validate``d."""
+    reads: dict[str, str] = {}
+    config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
+    valid = validate(config)
+    what = {**identity(config_path, overrides, ext_vars, reads, valid.config), **valid.what}
+    request = SessionRequest(Path(serialization_dir), valid.config, str(config_path), what,
+                             valid.seeds, valid.trainer, force, recover, world_from_env())
+    return request, valid
 
 
 @dataclass

@@ -29,8 +29,6 @@ from elmo_experiments.bilm.pretraining.lm_data import (
 )
 from elmo_experiments.bilm.pretraining.lm_model import BilmLanguageModel
 from elmo_experiments.bilm.weights import load_weights, save_weights, weights_digest
-from elmo_experiments.config.loader import load_config
-from elmo_experiments.config.paths import absolute_paths
 from elmo_experiments.config.registry import AT_LEAST_ONE, Param, Spec
 from elmo_experiments.config.validate import Validator
 from elmo_experiments.data.files import (
@@ -47,7 +45,6 @@ from elmo_experiments.training.distributed import (
     global_settings,
     sharded,
     stop_on_lost_rank,
-    world_from_env,
 )
 from elmo_experiments.training.evaluation import evaluate
 from elmo_experiments.training.run_dir import (
@@ -55,8 +52,15 @@ from elmo_experiments.training.run_dir import (
     load_trained,
     stored_config,
 )
-from elmo_experiments.training.run_identity import identity
-from elmo_experiments.training.session import Built, Opened, SessionRequest, run_session, set_up
+from elmo_experiments.training.session import (
+    Built,
+    Opened,
+    SessionRequest,
+    Validated,
+    read_request,
+    run_session,
+    set_up,
+)
 from elmo_experiments.training.trainer import TRAINER_PARAMS, Trainer
 
 logger = logging.getLogger("elmo_experiments")
@@ -235,23 +239,23 @@ def pretrain(config_path: str | Path, serialization_dir: str | Path,
     mid-run stops the others with one line (``stop_on_lost_rank``). The session itself is
     ``training.session.run_session``'s, with a ``PretrainingAssembly``."""
     with stop_on_lost_rank(Path(serialization_dir)):
-        reads: dict[str, str] = {}
-        config = absolute_paths(load_config(config_path, ext_vars, overrides, reads))
         init_files = resolve_weights(init_dir) if init_dir else None
-        if init_files:  # the architecture is the continued biLM's
-            config["model"] = continued_model(config.get("model"), init_files[0],
-                                              str(config_path))
-        values = validate_pretrain(config, str(config_path))
-        what = identity(config_path, overrides, ext_vars, reads, config)
-        if init_files:
-            what["init_from"] = {"name": init_dir, "path": str(init_files[1].parent),
-                                 "sha1": weights_digest(*init_files)}
-        request = SessionRequest(
-            run_dir=Path(serialization_dir), config=config, source=str(config_path), what=what,
-            seeds={"random_seed": values["random_seed"], "numpy_seed": None,
-                   "pytorch_seed": None},
-            trainer=values["trainer"], force=force, recover=recover, world=world_from_env())
-        return run_session(request, PretrainingAssembly(values, init_files))
+
+        def validate(config: dict[str, Any]) -> Validated:
+            what = {}
+            if init_files:  # the architecture is the continued biLM's
+                config["model"] = continued_model(config.get("model"), init_files[0],
+                                                  str(config_path))
+                what["init_from"] = {"name": init_dir, "path": str(init_files[1].parent),
+                                     "sha1": weights_digest(*init_files)}
+            values = validate_pretrain(config, str(config_path))
+            seeds = {"random_seed": values["random_seed"], "numpy_seed": None,
+                     "pytorch_seed": None}
+            return Validated(config, seeds, values["trainer"], values, what)
+
+        request, valid = read_request(config_path, serialization_dir, ext_vars, overrides,
+                                      force, recover, validate)
+        return run_session(request, PretrainingAssembly(valid.parsed, init_files))
 
 
 class PretrainingAssembly:
