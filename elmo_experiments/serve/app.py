@@ -22,6 +22,8 @@ chunk).
 # imported inside ``create_app`` so that this module loads without the extra) as objects.
 import json
 import logging
+import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -91,7 +93,10 @@ def create_app(models: dict[str, ServedModel], embedders: dict[str, Embedder] | 
             raise RequestError("body", "JSON nested too deeply (thousands of levels) to "
                                        "read") from None
         except (UnicodeDecodeError, ValueError) as exc:
-            raise RequestError("body", f"not JSON ({str(exc).splitlines()[0]})") from None
+            reason = str(exc).splitlines()[0]
+            if "integer string conversion" in reason:  # Python's guard against huge integers
+                reason = f"an integer of more than {sys.get_int_max_str_digits()} digits"
+            raise RequestError("body", f"not JSON ({reason})") from None
         plain_text(body)
         return body
 
@@ -185,13 +190,18 @@ def _cuda_index(device: str) -> int:
 def serve(paths: list[str], host: str = "127.0.0.1", port: int = 8000, bilm: str | None = None,
           device: str = "cpu", limits: Limits | None = None) -> None:
     """Load the models and serve them until interrupted."""
+    from elmo_experiments.errors import ConfigError
+
     try:
         import uvicorn
     except ImportError:
-        from elmo_experiments.errors import ConfigError
-
         raise ConfigError(["elmo-exp serve needs the `serve` extra: pip install "
                            "'elmo-experiments[serve]'"]) from None
+    try:  # before the models load: a host that is no address fails at once, named
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, OverflowError) as error:
+        raise ConfigError([f"--host {host!r} (port {port}): not an address to listen on "
+                           f"({error})"], source="serve") from None
     models, embedders = load_models(paths, bilm, device)
     app = create_app(models, embedders, limits)
     uvicorn.run(app, host=host, port=port, log_level="info")

@@ -137,6 +137,9 @@ class ServedModel:
         turns at the model with other requests; a 504 ``RequestError`` past ``deadline``
         (``time.monotonic()`` seconds)."""
         items, key = request_items(body, limits)
+        if key == "texts" and self.serving is not None and not self.serving.texts:
+            raise RequestError("texts", f"a text alone is no input of a {self.task} model, "
+                                        f"which takes {self.serving.inputs}: give instances")
         reader = self.predictor.run.reader
         groups: list[list[dict[str, Any]]] = []
         for i, item in enumerate(items):
@@ -152,7 +155,20 @@ class ServedModel:
             raise RequestError(key or "body", f"{total} instances, over the limit of "
                                               f"{limits.max_items * 64}", 413)
         flat = [instance for group in groups for instance in group]
-        records = in_turns(self.turns, flat, self.predictor.predict_instances, limits, deadline)
+        owner = {id(instance): i for i, group in enumerate(groups) for instance in group}
+
+        def predicted(chunk: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            try:
+                return self.predictor.predict_instances(chunk)
+            except ElmoError as error:  # an instance the model refuses (over its token limit)
+                found = re.search(r"instance (\d+): (.*)", str(error))
+                item = owner[id(chunk[int(found[1]) - 1])] if found else None
+                where = f"{key}[{item}]" if key and item is not None else key or "body"
+                reason = (found[2] if found else str(error)).split(";")[0]
+                raise RequestError(where, reason, 413 if "over data_loader" in reason else 400
+                                   ) from None
+
+        records = in_turns(self.turns, flat, predicted, limits, deadline)
         results, start = [], 0
         enrich = self.serving.enrich if self.serving and self.serving.enrich else None
         for group in groups:
@@ -207,7 +223,7 @@ def model_names(paths: list[str]) -> dict[str, str]:
     path that exists is a path, ``=`` and all). A given name must be one URL segment:
     letters, digits, ``_``, ``-``, ``.``, not ``..`` (a ``ConfigError`` otherwise); a derived
     one has other characters replaced by ``-``."""
-    names: dict[str, str] = {}
+    given: list[tuple[str, str]] = []  # (name, or "" to derive one; path)
     for spec in paths:
         named = "=" in spec and not Path(spec).exists()
         name, _, path = spec.partition("=") if named else ("", "", spec)
@@ -215,14 +231,22 @@ def model_names(paths: list[str]) -> dict[str, str]:
             raise ConfigError([f"model name {name!r} (in {spec!r}): a name is part of the "
                                f"URL /predict/NAME, so it may hold letters, digits, '_', '-' "
                                f"and '.' only, and not '..'"], source="serve")
+        if name and name in dict(given):
+            raise ConfigError([f"model name {name!r} is given twice (in {spec!r})"],
+                              source="serve")
+        given.append((name, path))
+    names: dict[str, str] = {}
+    taken = {name for name, _ in given if name}  # a given name is never renamed
+    for name, path in given:
         if not name:
             p = Path(path)
             name = p.parent.name if p.name == "model.tar.gz" else p.name.split(".")[0]
             name = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.") or "model"
-        base, n = name, 1
-        while name in names:
-            n += 1
-            name = f"{base}-{n}"
+            base, n = name, 1
+            while name in taken:
+                n += 1
+                name = f"{base}-{n}"
+            taken.add(name)
         names[name] = path
     return names
 
@@ -284,7 +308,7 @@ def _number(value: Any, field: str) -> float:
     except OverflowError:  # an integer beyond any float
         number = math.inf
     if not math.isfinite(number):
-        raise RequestError(field, f"must be a finite number, got {str(value)[:40]}")
+        raise RequestError(field, f"must be a finite number, got {repr(value)[:40]}")
     return number
 
 

@@ -61,6 +61,7 @@ class TaskServing:
     - ``enrich(record, instance)``: the record ``elmo-exp predict`` writes plus what display
       needs (default: unchanged).
     - ``finish(item, records)``: the records kept for one item (default: all).
+    - ``texts``: whether a text alone is an input (``{"texts": [...]}``); GAP's needs more.
     - ``doc_items(doc)``: for the spaCy ``elmo_tagger``: the request items of one ``Doc``, each
       with the doc token indices its tokens stand for; ``annotate(doc, parts)`` sets the
       ``Doc``'s annotations from ``[(token indices, records), ...]`` (called for every doc,
@@ -74,6 +75,7 @@ class TaskServing:
     finish: Callable[[dict[str, Any], list[dict[str, Any]]], list[dict[str, Any]]] | None = None
     doc_items: Callable[[Any], list[tuple[dict[str, Any], list[int]]]] | None = None
     annotate: Callable[[Any, list[tuple[list[int], list[dict[str, Any]]]]], None] | None = None
+    texts: bool = True
 
 
 def servings() -> dict[str, TaskServing]:

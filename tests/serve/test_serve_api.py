@@ -4,6 +4,7 @@ errors (never a dead server) for malformed, mistyped and oversized requests."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,47 @@ def test_model_names() -> None:
     assert model_names(["runs/my run"]) == {"my-run": "runs/my run"}  # one URL segment
 
 
+def test_a_given_name_is_never_renamed_and_never_given_twice() -> None:
+    from elmo_experiments.errors import ConfigError
+
+    assert model_names(["runs/ner", "ner=runs/sst5"]) == {"ner": "runs/sst5",
+                                                          "ner-2": "runs/ner"}
+    with pytest.raises(ConfigError) as info:
+        model_names(["ner=runs/ner", "ner=runs/sst5"])
+    assert str(info.value) == "serve: model name 'ner' is given twice (in 'ner=runs/sst5')"
+
+
+def test_a_host_that_is_no_address_is_refused_before_the_models_load() -> None:
+    from elmo_experiments.errors import ConfigError
+    from elmo_experiments.serve.app import serve
+
+    with pytest.raises(ConfigError, match=r"^serve: --host '999\.1\.1\.1' \(port 8000\): not an "
+                       r"address to listen on \(.+\)$"):
+        serve(["no/such/run"], host="999.1.1.1")
+
+
+def test_an_integer_too_long_for_python_is_named_as_such(client: TestClient) -> None:
+    response = client.post("/embed", content=b'{"tokens": [["a"]], "layers": [' +
+                           b"1" * 5_000 + b"]}")
+    assert response.status_code == 400
+    assert response.json()["error"] == (f"body: not JSON (an integer of more than "
+                                        f"{sys.get_int_max_str_digits()} digits)")
+
+
+def test_an_instance_over_the_models_token_limit_is_a_413_naming_the_input(
+        archive_of) -> None:
+    models, embedders = load_models([f"ner={archive_of('ner')}"], device="cpu")
+    limits = Limits(max_body_bytes=1_000_000, max_items=4, max_chars=100_000,
+                    max_tokens=100_000)
+    client = TestClient(create_app(models, embedders, limits), raise_server_exceptions=False)
+    tokens = ["a"] * 10_001  # the loader's max_instance_tokens: 10,000
+    response = client.post("/predict/ner", json={"instances": [{"tokens": ["b"]},
+                                                               {"tokens": tokens}]})
+    assert response.status_code == 413, response.text
+    assert response.json()["error"] == ("instances[1]: tokens: 10,001 tokens, over "
+                                        "data_loader.max_instance_tokens (10,000)")
+
+
 @pytest.mark.parametrize("name", ["a/b", "..", "x..y", "", "-x", "ner?"])
 def test_a_name_that_is_no_url_segment_is_refused_at_start(name: str) -> None:
     from elmo_experiments.errors import ConfigError
@@ -193,6 +235,8 @@ def test_embed_numbers_beyond_float_and_overflowing_mixes_are_400s(client: TestC
                                             "it out"),
             ({"normalize": True}, "normalize: applies to a mix: give mix too, or leave it out"),
             ({"mix": None, "gamma": 5}, "gamma: applies to a mix"),  # a null is no mix
+            ({"mix": ["1", 1, 1]}, "mix[0]: must be a finite number, got '1'"),  # a string
+            ({"mix": [1, 1, 1], "gamma": "2"}, "gamma: must be a finite number, got '2'"),
             ({"bilm": None, "mix": [1e39, 0, 0], "normalize": True}, None)):  # softmax: [1, 0, 0]
         response = client.post("/embed", json={"tokens": [["a", "b"]], **body})
         if error is None:

@@ -30,7 +30,7 @@ def instances(item: dict[str, Any], where: str, limits: Limits,
 SERVING = TaskServing(model_types=("gap_pronoun",),
                       inputs="text, pronoun, a, b and their character offsets "
                              "(pronoun_offset, a_offset, b_offset)",
-                      instances=instances)
+                      instances=instances, texts=False)
 
 
 @register("serving", "gap")

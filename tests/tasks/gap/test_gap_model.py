@@ -39,3 +39,10 @@ def test_a_trained_gap_model_is_served(sample_env: None, tmp_path: Path) -> None
     [[record]] = served.predict({"instances": [item]}, Limits())["results"]
     assert set(record) >= {"a_coref", "b_coref", "probabilities"}
     assert not (record["a_coref"] and record["b_coref"])
+    from elmo_experiments.serve.task_serving import RequestError
+
+    with pytest.raises(RequestError) as refused:  # a text alone is no GAP input
+        served.predict({"texts": [text]}, Limits())
+    assert str(refused.value).startswith("texts: a text alone is no input of a gap model, "
+                                         "which takes text, pronoun, a, b and their")
+    assert str(refused.value).endswith(": give instances")
