@@ -23,6 +23,7 @@ naming the file, the line and the field.
 from __future__ import annotations
 
 import math
+import unicodedata
 from itertools import combinations
 from pathlib import Path
 from typing import Annotated, Any
@@ -61,12 +62,19 @@ def line_end_hint(line: str) -> str:
         if "\r" in line.rstrip("\r\n") else ""
 
 
+def _invisible(character: str) -> bool:
+    """A space, or a character drawn as nothing (a BOM or zero-width space: Unicode's Cf)."""
+    return character.isspace() or unicodedata.category(character) == "Cf"
+
+
 def check_id(example_id: str, where: str) -> None:
-    """An example's ID: not empty, no spaces at its ends (``t-1 `` would be another ID)."""
-    if not example_id.strip():
+    """An example's ID: not empty, no spaces or invisible characters (a BOM left where two
+    files were joined) at its ends: ``t-1 `` would be another ID."""
+    if all(_invisible(c) for c in example_id):
         raise DataError(f"{where}: the ID is empty")
-    if example_id != example_id.strip():
-        raise DataError(f"{where}: the ID {example_id!r} has spaces at its ends")
+    if _invisible(example_id[0]) or _invisible(example_id[-1]):
+        raise DataError(f"{where}: the ID {example_id!r} has spaces or invisible characters "
+                        f"at its ends")
 
 
 def is_header(cells: list[str]) -> bool:
@@ -112,8 +120,12 @@ def token_span(tokens: list[tuple[str, int, int]], text: str, name: str, offset:
         raise DataError(f"{where}: {field} {offset}: {name!r} does not fall on the text "
                         f"({len(text)} characters)")
     if text[offset:end] != name:
+        same = unicodedata.normalize("NFC", text[offset:]).startswith(
+            unicodedata.normalize("NFC", name))  # the same letters, composed differently
+        hint = (" (the same letters in another Unicode normalization: normalize the file, "
+                "e.g. to NFC)" if same else "")
         raise DataError(f"{where}: {field} {offset}: the text there reads "
-                        f"{text[offset:end]!r}, not {name!r}")
+                        f"{text[offset:end]!r}, not {name!r}{hint}")
     touched = [i for i, (_, start, stop) in enumerate(tokens) if start < end and stop > offset]
     if not touched:
         raise DataError(f"{where}: {field} {offset}: {name!r} covers no token")

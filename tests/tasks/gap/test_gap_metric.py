@@ -181,10 +181,21 @@ def test_a_gold_body_with_lone_cr_line_ends_after_its_header_says_so(
         score_files(gold, system)
 
 
+def test_a_bom_where_two_gold_files_were_joined_is_refused(files: tuple[Path, Path]) -> None:
+    from elmo_experiments.errors import DataError
+
+    gold, system = files
+    gold.write_text(gold.read_text().replace("\nm2\t", "\n\ufeffm2\t", 1))
+    with pytest.raises(DataError, match=r"gold.tsv:3: the ID '\\ufeffm2' has spaces or "
+                       r"invisible characters at its ends$"):
+        score_files(gold, system)
+
+
 def test_a_gold_id_with_spaces_at_its_ends_is_refused(files: tuple[Path, Path]) -> None:
     from elmo_experiments.errors import DataError
 
     gold, system = files
     gold.write_text(gold.read_text().replace("\nm2\t", "\nm2 \t", 1))
-    with pytest.raises(DataError, match=r"gold.tsv:3: the ID 'm2 ' has spaces at its ends$"):
+    with pytest.raises(DataError, match=r"gold.tsv:3: the ID 'm2 ' has spaces or invisible "
+                       r"characters at its ends$"):
         score_files(gold, system)

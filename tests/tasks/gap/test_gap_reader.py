@@ -63,6 +63,9 @@ def test_the_samples_read(tmp_path: Path) -> None:
             assert not (instance["a_coref"] and instance["b_coref"])
 
 
+NFD_TEXT = "Ane\u0301 Berg met Cleo Dunn, and she smiled."
+
+
 @pytest.mark.parametrize(("row", "message"), [
     (_row(a_offset=2), r"gap\.tsv:2: A-offset 2: the text there reads 'n Berg m', not "
                        r"'Ann Berg'$"),
@@ -90,6 +93,10 @@ def test_the_samples_read(tmp_path: Path) -> None:
     (_row(b="Berg", b_offset=4), r"gap\.tsv:2: A 'Ann Berg' and B 'Berg' share words"),
     (_row(a="she", a_offset=36), r"gap\.tsv:2: Pronoun 'she' and A 'she' share words"),
     ("\t".join(["  ", *_row().split("\t")[1:]]), r"gap\.tsv:2: the ID is empty$"),
+    (_row(NFD_TEXT, "she", NFD_TEXT.index("she"), "An\u00e9 Berg", 0, "TRUE", "Cleo Dunn",
+          NFD_TEXT.index("Cleo")),  # the text decomposed (NFD), the name composed (NFC)
+     r"gap\.tsv:2: A-offset 0: the text there reads 'Ane\u0301 Ber', not 'An\u00e9 Berg' \(the "
+     r"same letters in another Unicode normalization: normalize the file, e\.g\. to NFC\)$"),
 ])
 def test_a_bad_row_is_one_line_naming_file_line_and_field(tmp_path: Path, row: str,
                                                           message: str) -> None:
