@@ -31,6 +31,7 @@ from elmo_experiments.bilm.embed import check_batch_size, text_lines
 from elmo_experiments.bilm.pretrained import resolve_bilm
 from elmo_experiments.bilm.state import BilmRunner
 from elmo_experiments.bilm.weights import load_bilm
+from elmo_experiments.data.files import resolve_data_path
 from elmo_experiments.errors import DataError
 from elmo_experiments.threads import set_threads
 
@@ -193,9 +194,11 @@ class ElmoEmbedder:
             raise DataError(f"output_format must be one of {OUTPUT_FORMATS}, got "
                             f"{output_format!r}")
         check_batch_size(batch_size)
-        if not isinstance(output_file_path, str | Path):
-            raise DataError(f"output_file_path must be a path, got {output_file_path!r}")
+        if (not isinstance(output_file_path, str | Path) or not str(output_file_path)
+                or Path(output_file_path).is_dir()):
+            raise DataError(f"output_file_path must be a file's path, got {output_file_path!r}")
         if isinstance(input_file, (str, Path)):
+            input_file = resolve_data_path(input_file)  # a missing input: named, one line
             if Path(output_file_path).exists() and os.path.samefile(input_file,
                                                                     output_file_path):
                 raise DataError(f"{output_file_path}: the input itself; write the vectors to "
@@ -247,6 +250,9 @@ class ElmoEmbedder:
         """The stripped lines of an open text file, which is then closed; text it cannot decode
         is a ``DataError`` naming the file."""
         sentences: list[str] = []
+        if getattr(handle, "closed", False):
+            raise DataError(f"{getattr(handle, 'name', 'the input file')}: the file is closed; "
+                            f"pass it open, or pass its path")
         with handle:
             try:
                 sentences.extend(line.strip() for line in handle)

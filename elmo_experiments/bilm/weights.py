@@ -142,6 +142,9 @@ def _check_layout(path: Path, handle: Any, layout: list[tuple[str, tuple[int, ..
             raise DataError(f"{path}: missing dataset {name} (expected shape {shape}); "
                             f"does options.json match the file?")
         dataset = handle[name]
+        if not isinstance(dataset, h5py.Dataset):
+            raise DataError(f"{path}: {name} is a {type(dataset).__name__.lower()}, not a "
+                            f"dataset (expected shape {shape})")
         if tuple(dataset.shape) != shape:
             raise DataError(f"{path}: dataset {name} has shape {tuple(dataset.shape)}, "
                             f"expected {shape} from options.json")

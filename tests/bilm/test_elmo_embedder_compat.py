@@ -230,5 +230,17 @@ def test_embed_file_refuses_its_input_as_output_and_what_is_no_file(
     with pytest.raises(DataError, match=r"^input_file must be a path or an open text file, "
                                         r"got None$"):
         embedder.embed_file(None, str(tmp_path / "out.hdf5"))  # type: ignore[arg-type]
-    with pytest.raises(DataError, match=r"^output_file_path must be a path, got None$"):
+    with pytest.raises(DataError, match=r"^output_file_path must be a file's path, got None$"):
         embedder.embed_file(str(text), None)  # type: ignore[arg-type]
+    for output in ("", str(tmp_path)):  # "" is no path ("." exists), a folder no file
+        with pytest.raises(DataError, match=rf"^output_file_path must be a file's path, got "
+                                            rf"{re.escape(repr(output))}$"):
+            embedder.embed_file(str(text), output)
+    with pytest.raises(DataError, match=r"absent.txt: no such data file"):
+        embedder.embed_file(str(tmp_path / "absent.txt"), str(tmp_path / "out.hdf5"))
+    handle = open(text, encoding="utf-8")  # noqa: SIM115
+    handle.close()
+    with pytest.raises(DataError, match=r"same.txt: the file is closed; pass it open, or pass "
+                                        r"its path$"):
+        embedder.embed_file(handle, str(tmp_path / "out.hdf5"))
+    assert not (tmp_path / "out.hdf5").exists()

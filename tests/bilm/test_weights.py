@@ -259,6 +259,14 @@ def test_missing_dataset(weights_copy: Path, name: str, shape: tuple[int, ...]) 
     assert f"missing dataset {name} (expected shape {shape})" in message
 
 
+def test_a_group_where_a_dataset_belongs(weights_copy: Path) -> None:
+    with h5py.File(weights_copy / "weights.hdf5", "r+") as h:
+        del h["char_embed"]
+        h.create_group("char_embed")
+    assert load_error(weights_copy).endswith(
+        f"weights.hdf5: char_embed is a group, not a dataset (expected shape {(261, E)})")
+
+
 @pytest.mark.parametrize(("name", "bad", "good"), [
     ("CNN_high_0/W_carry", (F, F - 1), (F, F)),
     ("CNN/W_cnn_1", (1, 3, E, 4), (1, 2, E, 4)),
