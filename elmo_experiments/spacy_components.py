@@ -175,6 +175,12 @@ class ElmoTagger:
         items: list[dict[str, Any]] = []
         for d, doc in enumerate(docs):
             for item, kept in self.serving.doc_items(doc):
+                spaced = next((i for i in kept if any(c.isspace() for c in doc[i].text)), None)
+                if spaced is not None:
+                    raise ValueError(f"{self.name}: token {spaced} {doc[spaced].text!r} holds a "
+                                     f"space (a merged span?), and a {self.model.task} model "
+                                     f"takes tokens without spaces: split it, or embed such "
+                                     f"docs with the elmo component")
                 items.append(item)
                 owners.append((d, kept))
         results = self.model.predict({"instances": items}, self.limits)["results"] \

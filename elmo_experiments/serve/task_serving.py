@@ -111,10 +111,11 @@ def tokens(value: Any, field: str, limits: Limits) -> list[str]:
     if len(value) > limits.max_tokens:
         raise RequestError(field, f"{len(value)} tokens, over the limit of {limits.max_tokens}",
                            413)
-    if any(not t or len(t) > limits.max_token_chars or any(c.isspace() for c in t)
-           for t in value):
-        raise RequestError(field, f"tokens must be non-empty, without spaces, at most "
-                                  f"{limits.max_token_chars} characters")
+    for i, token in enumerate(value):
+        if not token or len(token) > limits.max_token_chars or any(c.isspace() for c in token):
+            raise RequestError(f"{field}[{i}]", f"{token[:40]!r}: a token is non-empty, without "
+                                                f"spaces, at most {limits.max_token_chars} "
+                                                f"characters")
     return value
 
 

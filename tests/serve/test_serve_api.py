@@ -74,7 +74,7 @@ def test_the_demo_page_and_its_files_are_served(client: TestClient) -> None:
     ({"json": {"text": "a " * 1500}}, 413, "text"),
     ({"json": {"text": "word " * 60}}, 413, "text"),
     ({"json": {"instances": [{"tokens": "a b"}]}}, 400, "instances[0].tokens"),
-    ({"json": {"instances": [{"tokens": ["a b"]}]}}, 400, "instances[0].tokens"),
+    ({"json": {"instances": [{"tokens": ["a b"]}]}}, 400, "instances[0].tokens[0]"),
     ({"json": {"instances": [3]}}, 400, "instances[0]"),
     ({"json": {"instances": [{}]}}, 400, "instances[0].text"),
     ({"json": {"text": "a", "texts": ["b"]}}, 400, "texts"),

@@ -124,6 +124,20 @@ def test_elmo_tagger_tags_a_doc_with_a_very_long_token(archive_of) -> None:
     assert len(doc) == 6 and max(len(t) for t in doc) > 300  # tagged: no RequestError
 
 
+@pytest.mark.parametrize("task", ["ner", "srl", "coref", "sst5"])
+def test_elmo_tagger_names_a_merged_token_with_a_space(archive_of, task: str) -> None:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("elmo_tagger", config={"archive": str(archive_of(task))})
+    doc = nlp.make_doc("She moved to New York today .")
+    with doc.retokenize() as retokenizer:
+        retokenizer.merge(doc[3:5])
+    with pytest.raises(ValueError) as error:
+        nlp.get_pipe("elmo_tagger")(doc)
+    assert str(error.value) == (
+        f"elmo_tagger: token 3 'New York' holds a space (a merged span?), and a {task} model "
+        f"takes tokens without spaces: split it, or embed such docs with the elmo component")
+
+
 def test_elmo_tagger_sets_entities_with_their_probabilities(archive_of) -> None:
     archive = archive_of("ner")
     nlp = spacy.blank("en")
