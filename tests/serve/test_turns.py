@@ -31,11 +31,13 @@ def test_waiters_get_their_turn_in_order_even_against_a_holder_that_asks_again()
     threads = [threading.Thread(target=greedy)]
     threads[0].start()
     first.wait()
-    for name in ("a", "b"):
-        threads.append(threading.Thread(target=polite, args=(name,)))
-        threads[-1].start()
-        while turns.waiting < len(threads) - 1:
-            time.sleep(0.001)
+    threads.append(threading.Thread(target=polite, args=("a",)))
+    threads[-1].start()
+    while turns.waiting < 1:  # "a" queues first; the count cannot drop before "b" queues too
+        time.sleep(0.001)
+    threads.append(threading.Thread(target=polite, args=("b",)))
+    threads[-1].start()  # not waited for here: greedy waits for it, then the count drops at
+    # once (waiting for a count that a hand-over may already have lowered hung under load)
     for thread in threads:
         thread.join(timeout=10)
     assert order == ["greedy 1", "a", "b", "greedy 2"]
