@@ -14,6 +14,7 @@ every x86-64 CPU that has those units, which makes the files identical across su
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -24,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from elmo_experiments.bilm.pretraining.corpus import expand, read_sentences
-from elmo_experiments.data.files import atomic_write, sha1_of
-from elmo_experiments.errors import DataError, ElmoError
+from elmo_experiments.data.files import atomic_write, sha1_of, write_error
+from elmo_experiments.errors import DataError, ElmoError, WriteError
 from elmo_experiments.precision import cpu_flags
 
 FORMATS = ("raw", "tokenized")
@@ -82,19 +83,43 @@ class _SentenceFile:
 
 
 def _tokenise(corpus: str, fmt: str, out: Path, exclude: str | None = None,
-              report: dict[str, Any] | None = None) -> tuple[int, int]:
+              report: dict[str, Any] | None = None, output: str | None = None
+              ) -> tuple[int, int]:
     """Write the corpus's sentences to ``out``, one a line, the documents of ``exclude`` cut
-    out first (as in pretraining); (sentences, tokens)."""
+    out first (as in pretraining); (sentences, tokens). A failed write (a full disk) is a
+    one-line ``WriteError`` naming ``output``, the file ``out`` is written for (``out`` itself
+    is a temporary), or ``out``."""
     sentences = tokens = 0
+
+    def failed(error: OSError) -> WriteError:
+        if output is None:
+            return write_error(out, error)
+        return WriteError(f"{write_error(Path(output), error)} (writing the tokenised corpus "
+                          f"to a temporary file beside it)")
+
     # ``out`` lies in the temporary folder of train_vectors, deleted after use: written directly
-    with open(out, "w", encoding="utf-8") as handle:
+    try:
+        handle = open(out, "w", encoding="utf-8")  # noqa: SIM115  (closed below)
+    except OSError as error:
+        raise failed(error) from None
+    try:  # only the writes are caught: the corpus's reading errors are DataErrors already
         for sentence in read_sentences(corpus, fmt, exclude, report):
             # a token never holds whitespace in the GloVe format: split any such token
             words = [piece for token in sentence for piece in token.split()]
             if words:
-                handle.write(" ".join(words) + "\n")
+                try:
+                    handle.write(" ".join(words) + "\n")
+                except OSError as error:
+                    raise failed(error) from None
                 sentences += 1
                 tokens += len(words)
+        try:
+            handle.close()
+        except OSError as error:
+            raise failed(error) from None
+    finally:
+        with contextlib.suppress(OSError):  # after a failure: its buffer cannot be written
+            handle.close()
     return sentences, tokens
 
 
@@ -125,11 +150,15 @@ def train_vectors(corpus: str, output: str, dim: int = 100, fmt: str = "raw",
 
     start = time.perf_counter()
     files = expand(corpus)
-    Path(output).parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".vectors-", dir=Path(output).parent) as folder:
+    try:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        scratch = tempfile.TemporaryDirectory(prefix=".vectors-", dir=Path(output).parent)
+    except OSError as error:
+        raise write_error(Path(output), error) from None
+    with scratch as folder:
         sentence_file = Path(folder) / "sentences.txt"
         excluded: dict[str, Any] = {}
-        sentences, tokens = _tokenise(corpus, fmt, sentence_file, exclude, excluded)
+        sentences, tokens = _tokenise(corpus, fmt, sentence_file, exclude, excluded, output)
         if not sentences:
             raise DataError(f"{corpus}: no sentences to train word vectors on")
         read_seconds = time.perf_counter() - start

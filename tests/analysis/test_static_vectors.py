@@ -15,7 +15,7 @@ pytest.importorskip("gensim", reason="gensim is not installed (pip install -e '.
 
 from elmo_experiments.analysis.static_vectors import portable_kernels, train_vectors
 from elmo_experiments.data.files import sha1_of
-from elmo_experiments.errors import DataError, ElmoError
+from elmo_experiments.errors import DataError, ElmoError, WriteError
 from elmo_experiments.modules.embedders.word_embedding import read_pretrained
 from elmo_experiments.precision import cpu_flags
 
@@ -145,3 +145,35 @@ def test_exclude_cuts_documents_out_as_pretraining_does(tmp_path):
     assert "cat" in vocabulary and "zebra" not in vocabulary
     assert summary["corpus"]["exclude"] == str(excerpt)
     assert summary["corpus"]["excluded"][str(novel)]["documents"] == 1
+
+
+def test_a_corpus_file_with_glob_characters_in_its_name_is_read_as_named(tmp_path):
+    """``corpus[1].txt`` was read as a glob: ``no corpus files found``."""
+    corpus = tmp_path / "corpus[1].txt"
+    corpus.write_bytes(SAMPLE.read_bytes())
+    summary = train_vectors(str(corpus), str(tmp_path / "out.txt"), **{**SETTINGS, "epochs": 1})
+    assert summary["corpus"]["files"] == 1 and summary["corpus"]["sentences"] == 600
+
+
+def test_a_full_disk_while_tokenising_names_the_output(tmp_path, monkeypatch):
+    """It was ``error: [Errno 28] No space left on device``, naming no file. The tokenised
+    copy of the corpus goes to /dev/full here, which refuses every write as a full disk does."""
+    import tempfile
+
+    import elmo_experiments.analysis.static_vectors as module
+
+    class FullDisk(tempfile.TemporaryDirectory):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            os.symlink("/dev/full", Path(self.name) / "sentences.txt")
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    monkeypatch.setattr(module.tempfile, "TemporaryDirectory", FullDisk)
+    out = tmp_path / "vec.txt"
+    with pytest.raises(WriteError) as info:
+        train_vectors(str(SAMPLE), str(out), **SETTINGS)
+    assert str(info.value) == (f"{out}: cannot write it: the disk is full (No space left on "
+                               f"device); an earlier version of it, if any, is intact (writing "
+                               f"the tokenised corpus to a temporary file beside it)")
+    assert not out.exists() and not list(tmp_path.glob(".vectors-*"))

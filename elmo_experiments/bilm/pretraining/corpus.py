@@ -19,6 +19,7 @@ import glob
 import json
 import logging
 import zipfile
+import zlib
 from array import array
 from collections import Counter
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ from elmo_experiments.data.files import (
     read_json,
     read_lines,
     save_array,
+    write_error,
     write_lines,
 )
 from elmo_experiments.data.languages import DEFAULT_LANGUAGE, LANGUAGE_PARAM
@@ -63,14 +65,16 @@ SEPARATOR = -1  # between sentences in an id array
 
 
 def expand(path: str) -> list[Path]:
-    """The files a path, folder or glob names, sorted; an error if there are none."""
+    """The files a path, folder or glob names, sorted; an error if there are none. A file or
+    folder that exists is read as named, even with glob characters in its name
+    (``file[1].txt``)."""
     candidate = Path(path).expanduser()
     if candidate.is_dir():
         files = sorted(p for p in candidate.rglob("*") if p.is_file())
-    elif any(ch in path for ch in "*?["):
-        files = sorted(Path(p) for p in glob.glob(path, recursive=True) if Path(p).is_file())
     elif candidate.is_file() or candidate.with_name(candidate.name + ".gz").is_file():
         files = [candidate]
+    elif any(ch in path for ch in "*?["):
+        files = sorted(Path(p) for p in glob.glob(path, recursive=True) if Path(p).is_file())
     else:
         files = []
     if not files:
@@ -79,7 +83,7 @@ def expand(path: str) -> list[Path]:
 
 
 def _tokenized(path: Path) -> Iterator[list[str]]:
-    for _, line in iter_lines(path):
+    for _, line in iter_lines(path, any_nul=True):  # a NUL is never part of a word
         tokens = line.split()
         if tokens:
             yield tokens
@@ -89,7 +93,7 @@ def _raw(path: Path, exclusions: Exclusions | None = None,
          language: str = DEFAULT_LANGUAGE) -> Iterator[list[str]]:
     from elmo_experiments.data.tokenizers import split_sentences
 
-    lines = [line for _, line in iter_lines(path)]
+    lines = [line for _, line in iter_lines(path, any_nul=True)]
     if exclusions is not None:
         lines = exclusions.cut("".join(lines), str(path)).splitlines()
     paragraph: list[str] = []
@@ -114,17 +118,52 @@ def _brown(path: Path) -> Iterator[list[str]]:
             stem = name.rsplit("/", 1)[-1]
             if len(stem) != 4 or not stem[:2].isalpha() or not stem[2:].isdigit():
                 continue  # texts are named like ca01; skip README, cats.txt
-            for line in archive.read(name).decode("utf-8", "replace").splitlines():
+            try:
+                data = archive.read(name)
+            except (zipfile.BadZipFile, zlib.error, OSError, EOFError) as error:
+                raise DataError(f"{path}:{name}: cannot read it ({error})") from None
+            for line in _member_text(path, name, data).splitlines():
                 tokens = [t.rsplit("/", 1)[0] for t in line.split()]
                 if tokens:
                     yield tokens
 
 
-def _conll(path: Path) -> Iterator[list[str]]:
-    from elmo_experiments.data.readers.column_tagging import iter_sentences
+def _member_text(path: Path, name: str, data: bytes) -> str:
+    """An archive member's UTF-8 text; bytes that are not UTF-8, or a NUL byte, are a one-line
+    ``DataError`` naming the archive, the member and the line."""
 
-    for _, rows in iter_sentences(path):
-        yield [fields[0] for fields in rows]
+    def place(offset: int) -> tuple[str, int]:  # "ARCHIVE:MEMBER:LINE", the column
+        line = data.count(b"\n", 0, offset) + 1
+        return f"{path}:{name}:{line}", offset - data.rfind(b"\n", 0, offset)
+
+    if 0 in data:
+        where, _ = place(data.index(0))
+        raise DataError(f"{where}: NUL bytes, not text (a binary or damaged file, or UTF-16?)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        where, column = place(error.start)
+        raise DataError(f"{where}: not UTF-8 text (byte {data[error.start]:#04x} at column "
+                        f"{column})") from None
+
+
+def _conll(path: Path) -> Iterator[list[str]]:
+    """The first column of CoNLL-style files. Every token line of a sentence has as many
+    columns as its first (a token and its tags; CoNLL-2005 has a column a predicate, so the
+    count may change from sentence to sentence): running text, whose lines hold varying
+    numbers of words, is refused rather than read as its lines' first words."""
+    from elmo_experiments.data.readers.column_tagging import iter_rows
+
+    for rows in iter_rows(path):
+        first = (rows[0][0], len(rows[0][1]))  # (line, columns) of the sentence's first line
+        for number, fields in rows:
+            if len(fields) != first[1]:
+                raise DataError(
+                    f"{path}:{number}: {len(fields)} columns, but line {first[0]} has "
+                    f"{first[1]}: CoNLL has a token and its tags on each line, the same "
+                    f"number on every line of a sentence (running text? use format raw or "
+                    f"tokenized)")
+        yield [fields[0] for _, fields in rows]
 
 
 def _conllu(path: Path) -> Iterator[list[str]]:
@@ -180,6 +219,20 @@ def read_sentences(path: str, fmt: str, exclude: str | None = None,
     if report is not None:
         report[path] = {"documents": len(exclusions.found),
                         "characters": sum(n for _, n in exclusions.found.values())}
+
+
+def check_heldout(corpus: PreparedCorpus, settings: dict[str, Any]) -> None:
+    """A run selects its best epoch on the heldout split: an empty one is a one-line
+    ``DataError`` naming the training sources and ``corpus.heldout_every`` (``settings``: the
+    config's ``corpus``), which the dry run reports as the run does."""
+    heldout = np.asarray(corpus.ids("heldout"))
+    if (heldout >= 0).any():
+        return
+    sentences = int((np.asarray(corpus.ids("train")) == SEPARATOR).sum())
+    paths = ", ".join(str(source["path"]) for source in settings["train"])
+    raise DataError(f"corpus.heldout_every: {settings['heldout_every']} holds out none of the "
+                    f"{sentences} training sentences of {paths}, and model selection needs "
+                    f"held-out sentences; lower it, or give more text")
 
 
 @dataclass
@@ -308,11 +361,20 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
     """Stream the sources once into ``directory``: train, heldout (every n-th training
     sentence), and one array per evaluation set. Long sentences are cut into pieces."""
     directory = Path(directory)
+    existing = next((p for p in (directory, *directory.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        where = "" if existing == directory else f"{existing} is "
+        raise DataError(f"{directory}: {where}a file, not a folder; a prepared corpus is a "
+                        f"folder (corpus.prepared_dir names a new or empty one, or one "
+                        f"prepared before)")
     if directory.is_dir() and any(directory.iterdir()) and not (
             (directory / OWNER).is_file() or (directory / FINGERPRINT).is_file()):
         raise DataError(f"{directory}: not empty and not a prepared corpus; prepare corpora "
                         f"into a new or empty folder (nothing in it was changed)")
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # no permission, a full disk
+        raise write_error(directory, error) from None
     atomic_write_text(directory / OWNER, "a prepared corpus of elmo-experiments\n")
     for stale in [*directory.glob("*.npy"), directory / FINGERPRINT, directory / MANIFEST]:
         stale.unlink(missing_ok=True)
@@ -352,6 +414,9 @@ def prepare_corpus(train: list[dict[str, str]], evaluation: dict[str, dict[str, 
         arrays[name] = array("i")
         for tokens in read_source(source):
             encode(tokens, arrays[name], count=False)
+        if not arrays[name]:
+            raise DataError(f"corpus.evaluation {name}: no sentences in {source['path']} "
+                            f"(empty, or blank lines only): no perplexity to measure on it")
     for name, values in arrays.items():
         save_array(directory / f"{name}.npy", np.frombuffer(values, dtype=np.int32))
     write_lines(directory / "types.txt", types)

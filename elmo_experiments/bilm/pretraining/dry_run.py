@@ -27,7 +27,11 @@ import numpy as np
 import torch
 
 from elmo_experiments.bilm.pretrained import resolve_weights
-from elmo_experiments.bilm.pretraining.corpus import PreparedCorpus, load_or_prepare
+from elmo_experiments.bilm.pretraining.corpus import (
+    PreparedCorpus,
+    check_heldout,
+    load_or_prepare,
+)
 from elmo_experiments.bilm.pretraining.feasibility import GIB, check_settings
 from elmo_experiments.bilm.pretraining.lm_data import (
     UNK,
@@ -194,6 +198,7 @@ def dry_run(config_path: str | Path, ext_vars: dict[str, str] | None = None,
         start = time.perf_counter()
         corpus = _read_corpus(settings, Path(scratch) / "corpus")
         read_s = time.perf_counter() - start
+        check_heldout(corpus, settings)  # as the run does: it selects on the heldout split
         if init_files and (init_files[1].parent / VOCAB_FILE).is_file():
             vocab = SoftmaxVocabulary.load(init_files[1].parent / VOCAB_FILE)
         else:

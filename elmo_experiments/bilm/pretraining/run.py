@@ -16,6 +16,7 @@ from elmo_experiments.bilm.pretrained import resolve_weights, write_checksums
 from elmo_experiments.bilm.pretraining.corpus import (
     SOURCE_PARAMS,
     PreparedCorpus,
+    check_heldout,
     load_or_prepare,
     read_prepared_json,
 )
@@ -278,6 +279,7 @@ class PretrainingAssembly:
         corpus, staged = _corpus_first(values["corpus"], run_dir, resuming, world)
         self.corpus, self.staged = corpus, staged
         try:
+            check_heldout(corpus, values["corpus"])  # names the sources, not the staging
             vocab_file = self.vocab_file = run_dir / VOCAB_FILE
             saved = resuming and vocab_file.is_file()
             if saved:
@@ -296,11 +298,6 @@ class PretrainingAssembly:
                                                                               init_files[1])
                 if not (resuming and (run_dir / "last.pt").is_file()):
                     init_from(model, init_files[1], parts)
-            loader = values["data_loader"]
-            if not len(LmLoader(corpus, "heldout", vocab, loader, seed, train=False).spans):
-                raise DataError(f"{corpus.directory}: the heldout split is empty; lower "
-                                "corpus.heldout_every (model selection needs held-out "
-                                "sentences)")
             setup = set_up(model, values["trainer"], world=world)
         except BaseException:
             if staged and world.main:

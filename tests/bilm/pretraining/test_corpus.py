@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import zipfile
 from pathlib import Path
 
@@ -103,6 +104,23 @@ def test_brown_rejects_a_file_that_is_not_a_zip(tmp_path: Path) -> None:
     assert "\n" not in str(error.value)
 
 
+def test_brown_text_that_is_not_utf8_names_the_archive_member_and_line(tmp_path: Path) -> None:
+    """Decoded with "replace", Latin-1 ``caf\xe9`` became ``caf\ufffd``, silently."""
+    path = tmp_path / "brown.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("brown/ca01", "The/at cafe/nn\n\tgood/jj caf\xe9/nn ./.\n".encode(
+            "latin-1"))
+    with pytest.raises(DataError) as info:
+        list(read_sentences(str(path), "brown"))
+    assert str(info.value) == (f"{path}:brown/ca01:2: not UTF-8 text (byte 0xe9 at column "
+                               f"13)")
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("brown/ca01", b"The/at\n" + b"\0" * 20)
+    with pytest.raises(DataError) as info:
+        list(read_sentences(str(path), "brown"))
+    assert str(info.value) == f"{path}:brown/ca01:2: {NUL}"
+
+
 CONLLU = ("# sent_id = 1\n# text = Don't go.\n"
           "1-2\tDon't\t_\t_\t_\t_\t_\t_\t_\t_\n"
           "1\tDo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_\n"
@@ -130,6 +148,54 @@ def test_conllu_with_too_few_columns_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"bad.conllu:1: 3 columns") as error:
         list(read_sentences(str(path), "conllu"))
     assert "\n" not in str(error.value)
+
+
+NUL = "NUL bytes, not text (a binary or damaged file, or UTF-16?)"
+
+
+@pytest.mark.parametrize("name, data, fmt, line", [
+    ("zeros.txt", b"\0" * 100 + b"\n", "raw", 1),  # what a crash leaves: accepted as a token
+    ("zeros.txt", b"\0" * 4096, "tokenized", 1),
+    ("zeros.txt.gz", gzip.compress(b"\0" * 50), "raw", 1),
+    ("tail.txt", b"a b\n" + b"\0" * 10 + b"\n", "tokenized", 2),
+    ("zeros.conll", b"EU NNP B-NP B-ORG\n" + b"\0" * 30 + b"\n", "conll", 2),
+    ("inside.txt", b"a\0b c\n", "tokenized", 1),  # never part of a word
+    ("utf16.txt", "Das ist gut.\n".encode("utf-16-le"), "raw", 1),  # no BOM: valid UTF-8
+], ids=["raw", "tokenized", "gz", "after-text", "conll", "inside-a-word", "utf-16"])
+def test_nul_bytes_are_refused_naming_the_file_and_line(tmp_path: Path, name: str, data: bytes,
+                                                         fmt: str, line: int) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(DataError) as info:
+        list(read_sentences(str(path), fmt))
+    assert str(info.value) == f"{path}:{line}: {NUL}"
+
+
+def test_conll_on_running_text_is_refused_naming_the_line(tmp_path: Path) -> None:
+    """Only the first word of each line was kept: ``Das``, ``Noch``."""
+    path = write(tmp_path / "plain.txt", "Das ist ein Test mit Worten.\nNoch ein Satz.\n")
+    with pytest.raises(DataError) as info:
+        list(read_sentences(str(path), "conll"))
+    assert str(info.value) == (
+        f"{path}:2: 3 columns, but line 1 has 6: CoNLL has a token and its tags on each line, "
+        f"the same number on every line of a sentence (running text? use format raw or "
+        f"tokenized)")
+    conll = write(tmp_path / "ner.txt", "-DOCSTART- -X- O\n\nEU NNP B-NP B-ORG\nrejects VBZ "
+                  "B-VP O\n\nPeter NNP B-NP B-PER\n")  # the marker line is not a token line
+    assert list(read_sentences(str(conll), "conll")) == [["EU", "rejects"], ["Peter"]]
+    srl = write(tmp_path / "srl.txt", "The DT (A0*\ncat NN *)\n\nIt PRP (A0*) (A1*)\n"
+                "ran VBD (V*) *\n")  # CoNLL-2005: a column per predicate, per sentence
+    assert list(read_sentences(str(srl), "conll")) == [["The", "cat"], ["It", "ran"]]
+
+
+@pytest.mark.skipif(not Path(os.environ.get("ELMO_DATA_DIR", "/nonexistent"),
+                             "ner_conll2003", "eng.testa").is_file(),
+                    reason="ELMO_DATA_DIR holds no CoNLL-2003 data")
+def test_the_real_conll2003_files_pass_the_column_check() -> None:
+    folder = Path(os.environ["ELMO_DATA_DIR"]) / "ner_conll2003"
+    counts = {name: sum(1 for _ in read_sentences(str(folder / name), "conll"))
+              for name in ("eng.train", "eng.testa", "eng.testb")}  # eng.train: its .gz
+    assert counts == {"eng.train": 14041, "eng.testa": 3250, "eng.testb": 3453}
 
 
 def test_gzip_files_are_read_transparently(tmp_path: Path) -> None:
@@ -177,6 +243,19 @@ def test_missing_paths_are_a_one_line_data_error(tmp_path: Path, name: str) -> N
         assert message.startswith(path) and "no corpus files found" in message
     with pytest.raises(DataError):
         list(read_sentences(str(tmp_path / name), "tokenized"))
+
+
+def test_an_existing_file_or_folder_with_glob_characters_is_read_as_named(tmp_path: Path
+                                                                         ) -> None:
+    """``file[1].txt`` was read as a glob (matching ``file1.txt``): no corpus files found."""
+    literal = write(tmp_path / "file[1].txt", "literal file\n")
+    assert expand(str(literal)) == [literal]
+    assert list(read_sentences(str(literal), "tokenized")) == [["literal", "file"]]
+    folder = tmp_path / "shard[s]"
+    write(folder / "a.txt", "in the folder\n")
+    assert list(read_sentences(str(folder), "tokenized")) == [["in", "the", "folder"]]
+    write(tmp_path / "file1.txt", "glob match\n")  # a glob still matches when nothing is named
+    assert expand(str(tmp_path / "file[12].txt")) == [tmp_path / "file1.txt"]
 
 
 # ----------------------------------------------------------------- preparation
@@ -256,6 +335,35 @@ def test_prepared_corpus_errors(sources, tmp_path: Path) -> None:
     (tmp_path / "prepared" / "counts.npy").write_bytes(b"")  # numpy: EOFError, not Ctrl-D
     with pytest.raises(DataError, match=r"counts\.npy: damaged"):
         PreparedCorpus.load(tmp_path / "prepared")
+
+
+def test_a_prepared_dir_that_is_a_file_is_one_line(sources, tmp_path: Path) -> None:
+    """It was ``[Errno 17] File exists``."""
+    for folder, where in ((Path(sources["one"]), ""),
+                          (Path(sources["one"]) / "sub", f"{sources['one']} is ")):
+        with pytest.raises(DataError) as info:
+            prepare(sources, folder)
+        assert str(info.value) == (f"{folder}: {where}a file, not a folder; a prepared corpus "
+                                   f"is a folder (corpus.prepared_dir names a new or empty one, "
+                                   f"or one prepared before)")
+
+
+@pytest.mark.parametrize("text", ["", "  \n\n\t\n"], ids=["empty", "blank"])
+def test_an_evaluation_set_without_sentences_is_named(sources, tmp_path: Path, text: str
+                                                      ) -> None:
+    """It gave no ``<name>_perplexity`` and no warning."""
+    write(Path(sources["eval"]), text)
+    with pytest.raises(DataError) as info:
+        prepare(sources, tmp_path / "prepared")
+    assert str(info.value) == (f"corpus.evaluation ptb_test: no sentences in {sources['eval']} "
+                               f"(empty, or blank lines only): no perplexity to measure on it")
+
+
+def test_an_evaluation_set_of_nul_bytes_is_refused(sources, tmp_path: Path) -> None:
+    Path(sources["eval"]).write_bytes(b"\0" * 64 + b"\n")
+    with pytest.raises(DataError) as info:
+        prepare(sources, tmp_path / "prepared")
+    assert str(info.value) == f"{sources['eval']}:1: {NUL}"
 
 
 def test_types_with_unusual_characters_round_trip(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from elmo_experiments.bilm.pretraining import feasibility as module
 from elmo_experiments.bilm.pretraining.dry_run import dry_run
 from elmo_experiments.bilm.pretraining.run import pretrain
 from elmo_experiments.cli import cli
-from elmo_experiments.errors import ConfigError
+from elmo_experiments.errors import ConfigError, DataError
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY = str(ROOT / "experiments" / "bilm" / "tiny.jsonnet")
@@ -141,9 +141,75 @@ def test_no_training_source_is_refused_before_anything_is_read(tmp_path: Path) -
 def test_a_corpus_of_one_batch_is_timed_on_that_batch(tmp_path: Path) -> None:
     """The first batch of an epoch is left out of the timing, unless it is the only one."""
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text("a b c d e .\n", encoding="utf-8")
+    corpus.write_text("a b c d e .\nf g .\n", encoding="utf-8")  # the second: held out
     source = f'corpus.train=[{{"path": "{corpus}", "format": "tokenized"}}]'
-    report = dry_run(TINY, overrides=[source, "corpus.heldout_every=1000"], steps=3)
+    report = dry_run(TINY, overrides=[source, "corpus.heldout_every=2"], steps=3)
     assert report["steps_per_epoch"] == 1 and report["timed_steps"] == 1
     assert report["seconds_per_step"] > 0 and report["estimated_epoch_s"] > 0
     assert report["types"] == 6  # the training text's, not the evaluation sets' too
+
+
+@pytest.mark.parametrize("text, every", [("one two .\nthree four .\n", 20),
+                                         ("only one .\n", 2)], ids=["2-of-20", "1-of-2"])
+def test_an_empty_heldout_split_is_named_by_the_dry_run_as_by_a_run(tmp_path: Path, text: str,
+                                                                    every: int) -> None:
+    """The dry run passed ("0 held out") where the run failed, and the run's error named its
+    staging folder (``RUN/.corpus.XXXXXXXX``), deleted by then: both name the setting and the
+    sources."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8")
+    overrides = [f'corpus.train=[{{"path": "{corpus}", "format": "tokenized"}}]',
+                 f"corpus.heldout_every={every}"]
+    said = (f"corpus.heldout_every: {every} holds out none of the {text.count(chr(10))} "
+            f"training sentences of {corpus}, and model selection needs held-out sentences; "
+            f"lower it, or give more text")
+    result = CliRunner().invoke(cli, ["pretrain", TINY, "-s", str(tmp_path / "run"),
+                                      "--dry-run", *[x for o in overrides for x in ("-o", o)]])
+    assert result.exit_code != 0 and str(result.exception) == said
+    with pytest.raises(DataError) as info:
+        pretrain(TINY, tmp_path / "run", overrides=overrides)
+    assert str(info.value) == said
+    assert not list((tmp_path / "run").glob(".corpus.*"))
+
+
+def test_a_corpus_of_nul_bytes_is_refused_by_the_dry_run_and_by_a_run(tmp_path: Path) -> None:
+    """Four lines of NUL bytes (a zero-filled file) trained and exported a biLM."""
+    corpus = tmp_path / "zeros.txt"
+    corpus.write_bytes((b"\0" * 32 + b"\n") * 4)
+    overrides = [f'corpus.train=[{{"path": "{corpus}", "format": "tokenized"}}]',
+                 "corpus.heldout_every=2"]
+    said = f"{corpus}:1: NUL bytes, not text (a binary or damaged file, or UTF-16?)"
+    with pytest.raises(DataError) as info:
+        dry_run(TINY, overrides=overrides, steps=1)
+    assert str(info.value) == said
+    with pytest.raises(DataError) as info:
+        pretrain(TINY, tmp_path / "run", overrides=overrides)
+    assert str(info.value) == said
+    assert not (tmp_path / "run" / "bilm").exists()
+
+
+def test_an_evaluation_set_of_blank_lines_is_named_by_the_dry_run_and_by_a_run(tmp_path: Path
+                                                                               ) -> None:
+    """It passed both, and the run then wrote no ``x_perplexity``, without a warning."""
+    blank = tmp_path / "blank.txt"
+    blank.write_text("   \n\n", encoding="utf-8")
+    overrides = [f'corpus.evaluation=[{{"name": "x", "path": "{blank}", "format": "raw"}}]']
+    said = (f"corpus.evaluation x: no sentences in {blank} (empty, or blank lines only): no "
+            f"perplexity to measure on it")
+    with pytest.raises(DataError) as info:
+        dry_run(TINY, overrides=overrides, steps=1)
+    assert str(info.value) == said
+    with pytest.raises(DataError) as info:
+        pretrain(TINY, tmp_path / "run", overrides=overrides)
+    assert str(info.value) == said
+
+
+def test_a_prepared_dir_that_is_a_file_is_named_by_the_dry_run(tmp_path: Path) -> None:
+    """It was ``[Errno 17] File exists: '.../plain.txt'``."""
+    plain = tmp_path / "plain.txt"
+    plain.write_text("a file\n", encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        dry_run(TINY, overrides=[f"corpus.prepared_dir={plain}"], steps=1)
+    assert str(info.value) == (f"{plain}: a file, not a folder; a prepared corpus is a folder "
+                               f"(corpus.prepared_dir names a new or empty one, or one "
+                               f"prepared before)")

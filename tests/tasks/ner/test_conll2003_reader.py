@@ -190,7 +190,7 @@ def test_missing_file_names_the_path_and_hints_at_the_data_dir(
 
 
 def test_a_directory_is_not_a_data_file(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="no such data file"):
+    with pytest.raises(DataError, match="a folder, not a data file"):
         resolve_data_path(tmp_path)
 
 
