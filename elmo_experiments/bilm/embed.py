@@ -15,8 +15,10 @@ LSTM state a stateful run carries on. An interrupted run (a signal, a power cut)
 agrees with the input, the options and ``vectors.bin`` (re-read for its CRC: at disk speed, as
 writing the output reads it again anyway); a record that does not is a one-line error that
 leaves the folder as it is. The HDF5 file is written from ``vectors.bin`` at the end,
-through ``atomic_write`` (the user's umask, all or nothing). A failed write (a full disk) removes
-the folder. Memory is bounded by the batch and the sort window, plus a few numbers per line.
+through ``atomic_write`` (the user's umask, all or nothing). A failed write (a full disk, no
+permission) keeps the batches recorded for ``recover`` (a failure before the first removes the
+folder); a staging file that cannot be read for its permissions is said to be intact, not
+damaged. Memory is bounded by the batch and the sort window, plus a few numbers per line.
 
 In the deterministic state modes (``stateless``, ``warm``) each window of
 ``SORT_WINDOW_BATCHES`` batches is sorted by length, longest first, so batches carry little
@@ -26,10 +28,12 @@ vectors depend on what ran before.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import shutil
+import stat
 import warnings
 import zlib
 from array import array
@@ -203,6 +207,35 @@ def _carried_problem(runner: BilmRunner, carried: Any, batches: int, rows: int) 
     return runner.carried_state_problem(carried, rows)
 
 
+def _kind(mode: int) -> str:
+    """What a file that is not a regular one is, from its ``st_mode``."""
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "a special file"
+
+
+def _inaccessible(path: Path, error: OSError, verb: str, intact: str = "") -> DataError | None:
+    """The one line for ``path`` that cannot be ``verb`` (read, written) for want of
+    permission, or on a read-only file system (None: ``error`` is another failure): nothing
+    to start over for (``intact`` says what is kept), but to fix and ``--recover``."""
+    if error.errno in (errno.EACCES, errno.EPERM):
+        why, fix = "permission denied", "fix its permissions"
+    elif error.errno == errno.EROFS:
+        why, fix = "a read-only file system", "make it writable"
+    else:
+        return None
+    return DataError(f"{path}: cannot {verb} it ({why}); {intact}{fix}, then --recover")
+
+
+def _differences(saved: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The settings of ``saved`` (which has every key) that differ, as 'key saved, not ours'."""
+    return "; ".join(f"{key} {saved[key]!r}, not {value!r}" for key, value in settings.items()
+                     if saved[key] != value)
+
+
 class Staging:
     """The folder beside ``output`` where an unfinished embed keeps its work."""
 
@@ -219,11 +252,30 @@ class Staging:
     def has_work(self) -> bool:
         """Whether the folder holds work to resume: a progress record, or vectors (whose record
         is then missing, which ``resume`` says). A run killed before its first record has
-        neither, and starts afresh."""
-        if self.folder.is_symlink() or not self.folder.is_dir():
+        neither, and starts afresh. Nothing is opened here."""
+        if self.folder.is_symlink():  # embed makes a folder; a link's target it would not remove
+            target = os.readlink(self.folder)
+            raise DataError(f"{self.folder}: a symbolic link (to {target}), not a folder, so "
+                            f"the interrupted embed cannot resume; move the folder it links to "
+                            f"in its place and --recover, or --force starts over (removing the "
+                            f"link only)")
+        if not self.folder.is_dir():
             raise self._damaged(self.folder, "not a folder")
-        return self.progress.exists() or (self.vectors.is_file()
-                                          and self.vectors.stat().st_size > 0)
+        progress, vectors = self._look_up(self.progress, os.lstat), self._look_up(self.vectors)
+        return progress is not None or (vectors is not None and stat.S_ISREG(vectors.st_mode)
+                                        and vectors.st_size > 0)
+
+    def _look_up(self, path: Path, look: Callable[[Path], os.stat_result] = os.stat
+                 ) -> os.stat_result | None:
+        """``path``'s status (None: there is none), without opening it; a failure to look
+        into the folder (its permissions) is one line naming the folder."""
+        try:
+            return look(path)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            raise self._inaccessible(self.folder, error, "read") or self._damaged(
+                path, f"{type(error).__name__}: {error}") from None
 
     def start(self, settings: dict[str, Any]) -> Progress:
         """A fresh folder (an old one removed)."""
@@ -249,11 +301,13 @@ class Staging:
                                                              weights_only=True))
         if not isinstance(saved, dict):
             raise self._damaged(self.settings, "not a JSON object")
-        differences = [f"{key} {saved.get(key)!r}, not {value!r}"
-                       for key, value in settings.items() if saved.get(key) != value]
+        missing = [key for key in settings if key not in saved]
+        if missing:
+            raise self._damaged(self.settings, f"no {', '.join(map(repr, missing))}")
+        differences = _differences(saved, settings)
         if differences:
             raise DataError(f"{self.output}: the interrupted embed in {self.folder} was made "
-                            f"with {'; '.join(differences)}; run it as it was or use --force")
+                            f"with {differences}; run it as it was or use --force")
         if not (isinstance(state, dict) and set(state) == set(asdict(Progress()))
                 and all(isinstance(state[k], int) and not isinstance(state[k], bool)
                         and state[k] >= 0 for k in ("batches", "bytes", "crc32"))):
@@ -267,10 +321,11 @@ class Staging:
             n = progress.batches
             raise self._damaged(self.progress, f"bytes {progress.bytes}, but the first {n} "
                                 f"batch{'es' if n != 1 else ''} take {ends[n]}")
-        problem = carried_problem(progress.carried, progress.batches)
+        problem = self._guard(self.progress, lambda: carried_problem(progress.carried,
+                                                                     progress.batches))
         if problem:
             raise self._damaged(self.progress, problem)
-        self._read(self.vectors, lambda: self._keep(progress))
+        self._read(self.vectors, lambda: self._keep(progress), "read and write")
         return progress
 
     def _keep(self, progress: Progress) -> None:
@@ -289,9 +344,20 @@ class Staging:
                                     f"match the CRC-32 in {self.progress.name}")
             handle.truncate(progress.bytes)
 
-    def _read(self, path: Path, read: Any) -> Any:
-        """``read()``, any failure of it (unreadable, truncated, not what it should be: a
-        pickle error, garbage JSON, ...) one line naming ``path``."""
+    def _read(self, path: Path, read: Callable[[], Any], verb: str = "read") -> Any:
+        """``read()`` of ``path``, once it is known to be a regular file (a named pipe would
+        block the open, a device never end), through ``_guard``."""
+        status = self._look_up(path)
+        if status is None:
+            raise self._damaged(path, "missing")
+        if not stat.S_ISREG(status.st_mode):
+            raise self._damaged(path, f"{_kind(status.st_mode)}, not a regular file")
+        return self._guard(path, read, verb)
+
+    def _guard(self, path: Path, read: Callable[[], Any], verb: str = "read") -> Any:
+        """``read()``, any failure of it (truncated, not what it should be: a pickle error,
+        garbage JSON, a tensor no check can read, ...) one line naming ``path``; a file that
+        cannot be ``verb`` (read, written) for its permissions is intact, and said so."""
         try:
             with warnings.catch_warnings():  # torch's unpickler warns about odd protocols
                 warnings.simplefilter("ignore")
@@ -300,8 +366,14 @@ class Staging:
             raise
         except FileNotFoundError:
             raise self._damaged(path, "missing") from None
+        except OSError as error:
+            raise self._inaccessible(path, error, verb) or self._damaged(
+                path, f"{type(error).__name__}: {error}") from None
         except Exception as error:  # whatever the damage: one line
             raise self._damaged(path, f"{type(error).__name__}: {error}") from None
+
+    def _inaccessible(self, path: Path, error: OSError, verb: str) -> DataError | None:
+        return _inaccessible(path, error, verb, "the interrupted embed's work is intact: ")
 
     def _damaged(self, path: Path, why: str) -> DataError:
         why = why.strip().splitlines()[0].split(". ")[0] if why.strip() else why  # its gist
@@ -410,16 +482,45 @@ def _assemble(corpus: Path, lengths: np.ndarray, options: EmbedOptions, num_laye
 
 
 def _check_finished(output: Path, settings: dict[str, Any]) -> None:
-    """``output`` must be a complete embed made with ``settings``."""
+    """``output`` must be a complete embed made with ``settings``: else one line saying what
+    it is (not a file, unreadable, damaged, not an embed's) or the settings that differ."""
     import h5py
 
     try:
+        mode = os.stat(output).st_mode
+        if not stat.S_ISREG(mode):  # a named pipe would block h5py's open
+            raise DataError(f"{output}: {_kind(mode)}, not an embed's HDF5 file; --force "
+                            f"replaces it")
+        with open(output, "rb"):  # a permission error said as such, not as damage
+            pass
+    except OSError as error:
+        raise _inaccessible(output, error, "read") or DataError(
+            f"{output}: cannot read it ({error.strerror or error})") from None
+    damaged = DataError(f"{output}: damaged (not a readable HDF5 file), so --recover cannot "
+                        f"check it; --force embeds it again")
+    try:
         with h5py.File(output, "r") as handle:
-            saved = json.loads(handle.attrs.get(SETTINGS_ATTRIBUTE, "{}"))
-    except (OSError, ValueError):
+            record = handle.attrs.get(SETTINGS_ATTRIBUTE)
+    except Exception:  # h5py's errors on a truncated or garbage file vary
+        raise damaged from None
+    if record is None:
+        raise DataError(f"{output} exists and was not made by elmo-exp embed (no "
+                        f"{SETTINGS_ATTRIBUTE}); write to another file, or --force replaces it")
+    try:
+        saved = json.loads(record)
+    except (TypeError, ValueError):
         saved = None
-    if saved != settings:
-        raise DataError(f"{output} exists and was not made by this embed; --force replaces it")
+    if not isinstance(saved, dict):
+        raise DataError(f"{output}: damaged ({SETTINGS_ATTRIBUTE} is not a JSON object); "
+                        f"--force embeds it again")
+    missing = [key for key in settings if key not in saved]
+    if missing:
+        raise DataError(f"{output}: damaged ({SETTINGS_ATTRIBUTE} has no "
+                        f"{', '.join(map(repr, missing))}); --force embeds it again")
+    differences = _differences(saved, settings)
+    if differences:
+        raise DataError(f"{output}: a finished embed made with {differences}; write to "
+                        f"another file, or --force replaces it")
 
 
 def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
@@ -438,6 +539,8 @@ def embed_file(input_path: str | Path, output_path: str | Path, weights: str,
     staging = Staging(output)
     if output.exists() and os.path.samefile(resolve_data_path(input_path), output):
         raise DataError(f"{output}: the input itself; write the vectors to another file")
+    if output.is_dir():  # no --force replaces a folder: said before any work
+        raise DataError(f"{output}: a folder; name the HDF5 file to write")
     if not (recover or force):
         if staging.exists():
             raise DataError(f"{output}: an interrupted embed left {staging.folder}; --recover "

@@ -73,11 +73,15 @@ class BilmRunner(torch.nn.Module):
             for h, c in carried]
 
     def carried_state_problem(self, carried: object, rows: int) -> str | None:
-        """What keeps ``carried`` from being a state this biLM carries for ``rows`` rows (None:
-        nothing): ``carried_state()`` gives an (h, c) pair per LSTM layer, forward then
-        backward, h (rows, projection) and c (rows, cell), float32 (or a bf16 run's bfloat16),
-        finite."""
+        """What keeps ``carried`` (a saved ``carried_state()``, loaded to the CPU) from being a
+        state this biLM carries for ``rows`` rows (None: nothing): an (h, c) pair per LSTM
+        layer, forward then backward, of dense CPU tensors, h (rows, projection) and c (rows,
+        cell), finite and within the layer's clips, in exactly the dtype this runner's biLM
+        computes in: bfloat16 in a bf16 run, float32 otherwise (also a bf16 run that runs in
+        fp32 here, on a CPU without bf16 units); another dtype would continue the run with
+        vectors an uninterrupted run does not give."""
         layers = [*self.bilm.forward_layers, *self.bilm.backward_layers]
+        dtype = next(self.bilm.parameters()).dtype  # what ``_carry`` keeps: the LSTM's own
         if not isinstance(carried, list | tuple) or len(carried) != len(layers):
             return f"the carried LSTM state is not {len(layers)} (h, c) pairs"
         for number, (pair, layer) in enumerate(zip(carried, layers, strict=True)):
@@ -87,10 +91,16 @@ class BilmRunner(torch.nn.Module):
             for name, tensor, dim in zip("hc", pair, (layer.projection_dim, layer.cell_dim),
                                          strict=True):
                 where = f"carried LSTM state {number}: {name}"
+                if tensor.layout != torch.strided:  # sparse: no elementwise checks, no LSTM's
+                    layout = str(tensor.layout).removeprefix("torch.")
+                    return f"{where} is a {layout} tensor, not a dense one"
+                if tensor.device.type != "cpu":  # e.g. meta: shape without values
+                    return f"{where} is on the {tensor.device.type} device, not the CPU"
                 if tuple(tensor.shape) != (rows, dim):
                     return f"{where} has shape {tuple(tensor.shape)}, not {(rows, dim)}"
-                if tensor.dtype not in (torch.float32, torch.bfloat16):
-                    return f"{where} is {str(tensor.dtype).removeprefix('torch.')}, not float32"
+                if tensor.dtype != dtype:
+                    return (f"{where} is {str(tensor.dtype).removeprefix('torch.')}, not "
+                            f"{str(dtype).removeprefix('torch.')}")
                 if not bool(torch.isfinite(tensor).all()):
                     return f"{where} is not finite"
                 clip = layer.proj_clip if name == "h" else layer.cell_clip

@@ -149,8 +149,10 @@ def test_recovery_refuses_other_settings_and_an_existing_output_needs_force(
     assert embed_file(text, output, str(tiny_bilm_dir), batch_size=4, progress=False,
                       recover=True) == 10
     assert output.read_bytes() == before
-    with pytest.raises(DataError, match="exists and was not made by this embed"):
+    with pytest.raises(DataError) as info:  # the finished output's settings, named
         embed_file(text, output, str(tiny_bilm_dir), batch_size=2, progress=False, recover=True)
+    assert str(info.value) == (f"{output}: a finished embed made with batch_size 4, not 2; "
+                               f"write to another file, or --force replaces it")
 
 
 def test_a_run_killed_before_its_first_record_recovers(tiny_bilm_dir: Path,
@@ -480,8 +482,14 @@ def nan_state(state: list) -> list:
      "carried LSTM state 3 is not an (h, c) pair of tensors"),
     ("stateless", lambda s: [(torch.zeros(2, 4), torch.zeros(2, 16))] * 4,
      "a carried LSTM state in a stateless run"),
+    ("stateful", lambda s: [(h.to("meta"), c.to("meta")) for h, c in s],
+     "carried LSTM state 0: h is on the meta device, not the CPU"),  # once a traceback
+    ("stateful", lambda s: [(h.to_sparse(), c.to_sparse()) for h, c in s],
+     "carried LSTM state 0: h is a sparse_coo tensor, not a dense one"),  # once a traceback
+    ("stateful", lambda s: [(h.bfloat16(), c.bfloat16()) for h, c in s],
+     "carried LSTM state 0: h is bfloat16, not float32"),  # once other vectors at rc 0
 ], ids=["shape", "empty", "float64", "none", "nan", "beyond-clip", "not-a-tensor",
-        "stateless"])
+        "stateless", "meta", "sparse", "bfloat16"])
 def test_a_damaged_carried_state_is_one_line_and_keeps_the_work(
         stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, state: str, change: Any,
         why: str) -> None:
@@ -566,3 +574,244 @@ def test_a_batch_size_that_is_not_a_positive_whole_number_is_one_line(
         embed_file(write_text(tmp_path / "t.txt", 2), tmp_path / "o.hdf5", str(tiny_bilm_dir),
                    batch_size=batch_size, progress=False)
     assert str(info.value) == f"batch_size must be a whole number, at least 1, got {batch_size!r}"
+
+
+def regular_files(folder: Path) -> dict[str, bytes]:
+    """The bytes of the regular files in ``folder`` (opening a named pipe would block)."""
+    return {p.name: p.read_bytes() for p in folder.iterdir()
+            if p.is_file() and not p.is_symlink()}
+
+
+def put_special(path: Path, kind: str) -> str:
+    """A KIND in ``path``'s place; what the refusal calls it."""
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+        return "a named pipe, not a regular file"
+    if kind == "folder":
+        path.mkdir()
+        return "a folder, not a regular file"
+    path.symlink_to("/dev/zero")  # once read until memory ran out
+    return "a character device, not a regular file"
+
+
+@pytest.mark.timeout(60)  # a named pipe once blocked --recover for good
+@pytest.mark.parametrize("kind", ["fifo", "folder", "dev-zero"])
+@pytest.mark.parametrize("name", ["settings.json", "progress.pt", "vectors.bin"])
+def test_a_staging_file_that_is_not_a_regular_file_is_refused_unopened(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, name: str, kind: str) -> None:
+    output, staging, _ = stopped_copy(stopped, tmp_path, "stateful")
+    why = put_special(staging.folder / name, kind)
+    before = regular_files(staging.folder)
+    if kind == "dev-zero":  # the command, its memory capped: a regression fails, not the machine
+        import resource
+
+        def cap() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+
+        result = subprocess.run(
+            command(stopped / "text.txt", output, tiny_bilm_dir, "--batch-size", "2", "--state",
+                    "stateful", "--recover"), cwd=ROOT, capture_output=True, text=True,
+            timeout=300, preexec_fn=cap, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        assert result.returncode == 1 and result.stderr.strip().splitlines() == [
+            f"error: {damaged(staging.folder / name, why)}"], result.stderr[-2000:]
+        assert not output.exists()
+    else:
+        assert refusal(stopped, output, tiny_bilm_dir, "stateful") == damaged(
+            staging.folder / name, why)
+    assert regular_files(staging.folder) == before
+
+
+@pytest.mark.parametrize("keys", [("pool",), ("pool", "weights")])
+def test_a_settings_record_without_a_key_is_damage_naming_it(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, keys: tuple[str, ...]) -> None:
+    """A missing key once read as None: 'made with pool None, not 'none''."""
+    output, staging, _ = stopped_copy(stopped, tmp_path)
+    saved = json.loads(staging.settings.read_text(encoding="utf-8"))
+    for key in keys:
+        del saved[key]
+    staging.settings.write_text(json.dumps(saved), encoding="utf-8")
+    before = regular_files(staging.folder)
+    assert refusal(stopped, output, tiny_bilm_dir) == damaged(
+        staging.settings, "no " + ", ".join(map(repr, keys)))
+    assert regular_files(staging.folder) == before
+
+
+def test_a_staging_folder_that_is_a_symbolic_link_says_so_and_loses_nothing(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path) -> None:
+    """Once 'damaged (not a folder)'; the work it links to is intact and what it says works."""
+    output, staging, before = stopped_copy(stopped, tmp_path)
+    moved = tmp_path / "elsewhere"
+    staging.folder.rename(moved)
+    staging.folder.symlink_to(moved)
+    assert refusal(stopped, output, tiny_bilm_dir) == (
+        f"{staging.folder}: a symbolic link (to {moved}), not a folder, so the interrupted "
+        f"embed cannot resume; move the folder it links to in its place and --recover, or "
+        f"--force starts over (removing the link only)")
+    assert regular_files(moved) == before
+    staging.folder.unlink()
+    moved.rename(staging.folder)
+    assert recover(stopped, output, tiny_bilm_dir) == 10
+    assert output.read_bytes() == (stopped / "whole-stateless.hdf5").read_bytes()
+
+
+@pytest.mark.timeout(60)  # a named pipe as the output once blocked h5py's open for good
+@pytest.mark.parametrize("case", ["pool", "truncated", "fifo", "not-an-embed", "no-key"])
+def test_recover_of_a_finished_output_says_what_is_wrong_with_it(
+        tmp_path: Path, tiny_bilm_dir: Path, case: str) -> None:
+    """Each was once 'exists and was not made by this embed'."""
+    import h5py
+
+    text = write_text(tmp_path / "text.txt", 10)
+    output = tmp_path / "out.hdf5"
+    embed_file(text, output, str(tiny_bilm_dir), progress=False)
+    expected = {
+        "pool": f"{output}: a finished embed made with pool 'none', not 'mean'; write to "
+                "another file, or --force replaces it",
+        "truncated": f"{output}: damaged (not a readable HDF5 file), so --recover cannot check "
+                     "it; --force embeds it again",
+        "fifo": f"{output}: a named pipe, not an embed's HDF5 file; --force replaces it",
+        "not-an-embed": f"{output} exists and was not made by elmo-exp embed (no "
+                        "embed_settings); write to another file, or --force replaces it",
+        "no-key": f"{output}: damaged (embed_settings has no 'pool'); --force embeds it again",
+    }[case]
+    if case == "truncated":
+        output.write_bytes(output.read_bytes()[:output.stat().st_size // 2])
+    elif case == "fifo":
+        output.unlink()
+        os.mkfifo(output)
+    elif case in ("not-an-embed", "no-key"):
+        with h5py.File(output, "r+") as handle:
+            settings = json.loads(handle.attrs.pop("embed_settings"))
+            if case == "no-key":
+                del settings["pool"]
+                handle.attrs["embed_settings"] = json.dumps(settings)
+    before = None if case == "fifo" else output.read_bytes()
+    with pytest.raises(DataError) as info:
+        embed_file(text, output, str(tiny_bilm_dir), progress=False, recover=True,
+                   pool="mean" if case == "pool" else "none")
+    assert str(info.value) == expected
+    assert before is None or output.read_bytes() == before
+
+
+@pytest.mark.parametrize("flag", ["recover", "force"])
+def test_a_folder_as_the_output_is_one_line_before_any_work(
+        tmp_path: Path, tiny_bilm_dir: Path, flag: str) -> None:
+    """The command's own check says so; ``embed_file(force=True)`` once embedded every batch,
+    then failed to rename the file onto the folder."""
+    output = tmp_path / "out.hdf5"
+    output.mkdir()
+    with pytest.raises(DataError) as info:
+        embed_file(write_text(tmp_path / "text.txt", 3), output, str(tiny_bilm_dir),
+                   progress=False, **{flag: True})
+    assert str(info.value) == f"{output}: a folder; name the HDF5 file to write"
+    assert list(output.iterdir()) == [] and not Staging(output).exists()
+
+
+def test_a_bf16_stateful_run_carries_and_recovers_its_own_dtype(
+        tmp_path: Path, tiny_bilm_dir: Path) -> None:
+    """A bf16 run (as asked: the suite forces bf16) carries bfloat16, recovers to its
+    uninterrupted file bit for bit, and refuses float32 there."""
+    text = write_text(tmp_path / "text.txt", 10, seed=3)
+    options: dict[str, Any] = {"batch_size": 2, "state": "stateful", "precision": "bf16"}
+    whole, output = tmp_path / "whole.hdf5", tmp_path / "out.hdf5"
+    embed_file(text, whole, str(tiny_bilm_dir), progress=False, **options)
+    staging = interrupt(text, output, tiny_bilm_dir, 2, **options)
+    record = torch.load(staging.progress, weights_only=True)
+    assert {t.dtype for pair in record["carried"] for t in pair} == {torch.bfloat16}
+    torch.save({**record, "carried": [(h.float(), c.float()) for h, c in record["carried"]]},
+               staging.progress)
+    with pytest.raises(DataError) as info:
+        embed_file(text, output, str(tiny_bilm_dir), progress=False, recover=True, **options)
+    assert str(info.value) == damaged(staging.progress,
+                                      "carried LSTM state 0: h is float32, not bfloat16")
+    torch.save(record, staging.progress)
+    assert embed_file(text, output, str(tiny_bilm_dir), progress=False, recover=True,
+                      **options) == 10
+    assert output.read_bytes() == whole.read_bytes()
+
+
+def test_a_bf16_run_that_runs_in_fp32_carries_float32(
+        tiny_bilm_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a CPU without bf16 units (not forced) bf16 runs in fp32: the state it carries, and
+    so the one its recovery takes, is float32."""
+    from elmo_experiments import precision as precision_module
+    from elmo_experiments.bilm.characters import batch_to_ids
+    from elmo_experiments.bilm.pretrained import resolve_weights
+    from elmo_experiments.bilm.state import BilmRunner
+    from elmo_experiments.bilm.weights import load_bilm
+
+    monkeypatch.delenv("ELMO_FORCE_BF16", raising=False)
+    monkeypatch.setattr(precision_module, "native_bf16", lambda device="cpu": False)
+    runner = BilmRunner(load_bilm(*resolve_weights(str(tiny_bilm_dir))), "stateful",
+                        precision="bf16")
+    assert runner.precision == "fp32"
+    with torch.no_grad():
+        runner(batch_to_ids([["the", "cat", "sat"], ["a"]]))
+    carried = runner.carried_state()
+    assert carried is not None and carried[0][0].dtype == torch.float32
+    assert runner.carried_state_problem(carried, 2) is None
+    assert runner.carried_state_problem([(h.bfloat16(), c.bfloat16()) for h, c in carried],
+                                        2) == "carried LSTM state 0: h is bfloat16, not float32"
+
+
+def modes_apply() -> list[str]:
+    """A command prefix under which file modes apply: none for a user, setpriv dropping the
+    capabilities that override them for root (skipped where that cannot be done)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    prefix = [setpriv or "setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner",
+              "--"]
+    if setpriv is None or subprocess.run([*prefix, "true"], capture_output=True).returncode:
+        pytest.skip("root, and setpriv cannot drop the capabilities that override file modes")
+    return prefix
+
+
+@pytest.mark.parametrize("name, mode, verb", [
+    ("vectors.bin", 0o444, "read and write"), ("progress.pt", 0o000, "read"),
+    ("settings.json", 0o000, "read"), (".", 0o000, "read"),
+], ids=["vectors-444", "progress-000", "settings-000", "folder-000"])
+def test_a_staging_file_without_permission_is_intact_work_not_damage(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, name: str, mode: int,
+        verb: str) -> None:
+    """Once 'damaged (PermissionError...) ...; --force starts over', which threw the work away."""
+    prefix = modes_apply()
+    output, staging, before = stopped_copy(stopped, tmp_path)
+    target = staging.folder if name == "." else staging.folder / name
+    target.chmod(mode)
+    try:
+        result = run([*prefix, *command(stopped / "text.txt", output, tiny_bilm_dir,
+                                        "--batch-size", "2", "--recover")])
+    finally:
+        target.chmod(0o755 if name == "." else 0o644)
+    assert result.returncode == 1 and result.stderr.strip().splitlines() == [
+        f"error: {target}: cannot {verb} it (permission denied); the interrupted embed's "
+        f"work is intact: fix its permissions, then --recover"], result.stderr[-2000:]
+    assert regular_files(staging.folder) == before and not output.exists()
+    assert recover(stopped, output, tiny_bilm_dir) == 10  # as it says
+    assert output.read_bytes() == (stopped / "whole-stateless.hdf5").read_bytes()
+
+
+@pytest.mark.parametrize("where", ["output-folder", "staging-folder"])
+def test_a_write_without_permission_keeps_the_batches_done(
+        stopped: Path, tmp_path: Path, tiny_bilm_dir: Path, where: str) -> None:
+    """A read-only folder (EACCES) takes the full disk's path: the recorded work stays."""
+    prefix = modes_apply()
+    output, staging, _ = stopped_copy(stopped, tmp_path)
+    folder = output.parent if where == "output-folder" else staging.folder
+    failed = output if where == "output-folder" else staging.progress
+    folder.chmod(0o555)
+    try:
+        result = run([*prefix, *command(stopped / "text.txt", output, tiny_bilm_dir,
+                                        "--batch-size", "2", "--recover")])
+    finally:
+        folder.chmod(0o755)
+    assert result.returncode == 1 and result.stderr.strip().splitlines() == [
+        f"error: {failed}: cannot write it: Permission denied; an earlier version of it, if "
+        f"any, is intact; the batches done so far are kept in {staging.folder}: --recover "
+        f"finishes the run"], result.stderr[-2000:]
+    assert not output.exists() and batches_done(staging) == (5 if where == "output-folder"
+                                                             else 2)
+    assert recover(stopped, output, tiny_bilm_dir) == 10
+    assert output.read_bytes() == (stopped / "whole-stateless.hdf5").read_bytes()

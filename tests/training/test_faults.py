@@ -367,10 +367,13 @@ def test_embed_stops_at_the_first_write_error(tiny_bilm_dir: Path, tmp_path: Pat
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(h5py.Group, "create_dataset", failing)
-    with pytest.raises(WriteError, match=r"out\.hdf5: cannot write it: the disk is full"):
+    with pytest.raises(WriteError, match=r"out\.hdf5: cannot write it: the disk is full .*; "
+                       r"the batches done so far are kept in .*\.out\.hdf5\.partial: "
+                       r"--recover finishes the run$"):
         embed_file(text, tmp_path / "out.hdf5", str(tiny_bilm_dir), progress=False)
-    assert len(calls) == 1
-    assert not (tmp_path / "out.hdf5").exists() and temporaries(tmp_path) == []
+    assert len(calls) == 1  # the first dataset of the output: every batch was done and kept
+    assert not (tmp_path / "out.hdf5").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.hdf5.partial", "text.txt"]
 
 
 def test_an_oversized_tree_line_is_an_error_not_a_memory_blow_up(tmp_path: Path) -> None:
