@@ -26,14 +26,14 @@ and the cache filler call the accessors below.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import torch
 
 from elmo_experiments.metrics.metric import DatasetMetric, Metric, UnitMetric
-from elmo_experiments.serve.task_serving import TaskServing
 
 if TYPE_CHECKING:
     from elmo_experiments.data.batching import Batch
@@ -190,6 +190,41 @@ def mix_placements(model: torch.nn.Module) -> dict[str, bool]:
     """Whether each scalar-mix owner's first mix is at the input (``at_input``), by name."""
     return {name: bool(getattr(module, "at_input", True)) for name, module in model.named_modules()
             if isinstance(module, MixReporting)}
+
+
+# -- task serving ------------------------------------------------------------------------------
+# item, its error prefix ("instances[2]." or ""), the request's limits (serve/task_serving.py's
+# Limits), the run's reader -> instances
+Instances = Callable[[dict[str, Any], str, Any, Any], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class TaskServing:
+    """One task's serving hooks (registered in the ``serving`` category under the task's name).
+
+    - ``model_types``: the ``model.type``s of the task's configs (a served model of one of
+      these types is this task's).
+    - ``inputs``: what one input holds besides raw instance fields (``/models`` shows it).
+    - ``instances(item, where, limits, reader)``: the reader's instances for one request item
+      (errors: ``RequestError`` naming ``where`` + the field).
+    - ``enrich(record, instance)``: the record ``elmo-exp predict`` writes plus what display
+      needs (default: unchanged).
+    - ``finish(item, records)``: the records kept for one item (default: all).
+    - ``texts``: whether a text alone is an input (``{"texts": [...]}``); GAP's needs more.
+    - ``doc_items(doc)``: for the spaCy ``elmo_tagger``: the request items of one ``Doc``, each
+      with the doc token indices its tokens stand for; ``annotate(doc, parts)`` sets the
+      ``Doc``'s annotations from ``[(token indices, records), ...]`` (called for every doc,
+      with no parts too). A task without them cannot be an ``elmo_tagger``.
+    """
+
+    model_types: tuple[str, ...]
+    inputs: str
+    instances: Instances
+    enrich: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
+    finish: Callable[[dict[str, Any], list[dict[str, Any]]], list[dict[str, Any]]] | None = None
+    doc_items: Callable[[Any], list[tuple[dict[str, Any], list[int]]]] | None = None
+    annotate: Callable[[Any, list[tuple[list[int], list[dict[str, Any]]]]], None] | None = None
+    texts: bool = True
 
 
 # -- trainer callbacks ------------------------------------------------------------------------

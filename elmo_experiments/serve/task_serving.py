@@ -12,10 +12,10 @@ framework, model or task.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from elmo_experiments.contracts import TaskServing
 from elmo_experiments.errors import ElmoError
 
 CATEGORY = "serving"
@@ -43,39 +43,6 @@ class Limits:
     max_queue: int = 16  # requests in flight at once; more get 503 at once
     chunk_instances: int = 8  # instances predicted per turn at a model (a short request
     # waits for one such chunk of a long one, not for all of it)
-
-
-# item, its error prefix ("instances[2]." or ""), limits, the run's reader -> instances
-Instances = Callable[[dict[str, Any], str, Limits, Any], list[dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class TaskServing:
-    """One task's serving hooks (registered in the ``serving`` category under the task's name).
-
-    - ``model_types``: the ``model.type``s of the task's configs (a served model of one of
-      these types is this task's).
-    - ``inputs``: what one input holds besides raw instance fields (``/models`` shows it).
-    - ``instances(item, where, limits, reader)``: the reader's instances for one request item
-      (errors: ``RequestError`` naming ``where`` + the field).
-    - ``enrich(record, instance)``: the record ``elmo-exp predict`` writes plus what display
-      needs (default: unchanged).
-    - ``finish(item, records)``: the records kept for one item (default: all).
-    - ``texts``: whether a text alone is an input (``{"texts": [...]}``); GAP's needs more.
-    - ``doc_items(doc)``: for the spaCy ``elmo_tagger``: the request items of one ``Doc``, each
-      with the doc token indices its tokens stand for; ``annotate(doc, parts)`` sets the
-      ``Doc``'s annotations from ``[(token indices, records), ...]`` (called for every doc,
-      with no parts too). A task without them cannot be an ``elmo_tagger``.
-    """
-
-    model_types: tuple[str, ...]
-    inputs: str
-    instances: Instances
-    enrich: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
-    finish: Callable[[dict[str, Any], list[dict[str, Any]]], list[dict[str, Any]]] | None = None
-    doc_items: Callable[[Any], list[tuple[dict[str, Any], list[int]]]] | None = None
-    annotate: Callable[[Any, list[tuple[list[int], list[dict[str, Any]]]]], None] | None = None
-    texts: bool = True
 
 
 def servings() -> dict[str, TaskServing]:
