@@ -172,6 +172,15 @@ def test_an_empty_heldout_split_is_named_by_the_dry_run_as_by_a_run(tmp_path: Pa
     assert not list((tmp_path / "run").glob(".corpus.*"))
 
 
+def _both_refuse(overrides: list[str], tmp_path: Path, said: str) -> None:
+    """The dry run and a real run refuse the config with the same one line."""
+    for attempt in (lambda: dry_run(TINY, overrides=overrides, steps=1),
+                    lambda: pretrain(TINY, tmp_path / "run", overrides=overrides)):
+        with pytest.raises(DataError) as info:
+            attempt()
+        assert str(info.value) == said
+
+
 def test_a_corpus_of_nul_bytes_is_refused_by_the_dry_run_and_by_a_run(tmp_path: Path) -> None:
     """Four lines of NUL bytes (a zero-filled file) trained and exported a biLM."""
     corpus = tmp_path / "zeros.txt"
@@ -179,12 +188,7 @@ def test_a_corpus_of_nul_bytes_is_refused_by_the_dry_run_and_by_a_run(tmp_path: 
     overrides = [f'corpus.train=[{{"path": "{corpus}", "format": "tokenized"}}]',
                  "corpus.heldout_every=2"]
     said = f"{corpus}:1: NUL bytes, not text (a binary or damaged file, or UTF-16?)"
-    with pytest.raises(DataError) as info:
-        dry_run(TINY, overrides=overrides, steps=1)
-    assert str(info.value) == said
-    with pytest.raises(DataError) as info:
-        pretrain(TINY, tmp_path / "run", overrides=overrides)
-    assert str(info.value) == said
+    _both_refuse(overrides, tmp_path, said)
     assert not (tmp_path / "run" / "bilm").exists()
 
 
@@ -196,12 +200,7 @@ def test_an_evaluation_set_of_blank_lines_is_named_by_the_dry_run_and_by_a_run(t
     overrides = [f'corpus.evaluation=[{{"name": "x", "path": "{blank}", "format": "raw"}}]']
     said = (f"corpus.evaluation x: no sentences in {blank} (empty, or blank lines only): no "
             f"perplexity to measure on it")
-    with pytest.raises(DataError) as info:
-        dry_run(TINY, overrides=overrides, steps=1)
-    assert str(info.value) == said
-    with pytest.raises(DataError) as info:
-        pretrain(TINY, tmp_path / "run", overrides=overrides)
-    assert str(info.value) == said
+    _both_refuse(overrides, tmp_path, said)
 
 
 def test_a_prepared_dir_that_is_a_file_is_named_by_the_dry_run(tmp_path: Path) -> None:
